@@ -1,0 +1,182 @@
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import { u64 } from '../lib/schemas';
+
+/**
+ * The environment, read and validated once at start into one frozen object. Nothing else in the
+ * code base reads process.env. A bad variable stops the process with a message naming it; secret
+ * values are never echoed.
+ */
+const SECRET_VARIABLES = new Set(['WALLET_BASIC_PASSWORD', 'WALLET_SIGNING_SECRET', 'ENGINE_API_KEY', 'ADMIN_PASSWORD']);
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const nonEmpty = z.string().min(1);
+const httpUrl = z
+  .url({ protocol: /^https?$/ })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+/** `JPY:0,BHD:3` → { JPY: 0, BHD: 3 } */
+const currencyDigits = z
+  .string()
+  .regex(/^([A-Z0-9]{2,10}:[0-9](,[A-Z0-9]{2,10}:[0-9])*)?$/, 'must look like JPY:0,BHD:3')
+  .transform((s) =>
+    Object.freeze(Object.fromEntries(s.split(',').filter(Boolean).map((pair) => [pair.split(':')[0], Number(pair.split(':')[1])]))),
+  ) as z.ZodType<Readonly<Record<string, number>>, string>;
+
+const list = z
+  .string()
+  .transform((s) => Object.freeze(s.split(',').map((x) => x.trim()).filter(Boolean)));
+
+const redisUrl = z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://');
+
+/** Key prefix; letters, digits, `-`, `_`, `.`, `{`, `}` so it can be a Redis Cluster hash tag like `{wgw}`. */
+const queuePrefix = z.string().regex(/^[A-Za-z0-9_.{}-]+$/, 'letters, digits, - _ . { } only');
+
+const shared = {
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: queuePrefix.default('wgw'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+const wallet = {
+  WALLET_BASE_URL: httpUrl,
+  WALLET_BASIC_USER: nonEmpty,
+  WALLET_BASIC_PASSWORD: nonEmpty,
+  WALLET_SIGNING_SECRET: nonEmpty,
+  WALLET_SIGNATURE_ALGO: z.enum(['sha256', 'sha512']).default('sha256'),
+  WALLET_SIGNATURE_ENCODING: z.enum(['hex', 'base64']).default('hex'),
+  WALLET_TIMEOUT_MS: positiveInt.default(5000),
+  WALLET_HOST_HEADER: z.string().optional(),
+  /** Keep-alive connections to the wallet (HTTP/1.1); with HTTP/2 one connection multiplexes. */
+  WALLET_CONNECTIONS: positiveInt.default(64),
+  /** Accept a self-signed wallet certificate (tests and the bench only). */
+  WALLET_TLS_INSECURE: z.stringbool().default(false),
+  PROVIDER_ID: u64,
+  RETRY_DELAY_UNIT: z.enum(['ms', 's']).default('ms'),
+};
+
+const gatewayOnly = {
+  PORT: port.default(8080),
+  ENGINE_API_KEY: nonEmpty,
+  ADMIN_USER: nonEmpty.optional(),
+  ADMIN_PASSWORD: nonEmpty.optional(),
+  GAME_URL_TEMPLATE: z.string().default('/demo-game?session={session_id}'),
+  /** Idle lifetime of a gateway session, renewed on every engine call. */
+  SESSION_TTL_SECONDS: positiveInt.default(24 * 3600),
+  /** How long settled transaction records are kept for idempotency and lookup. */
+  RECORD_RETENTION_SECONDS: positiveInt.default(7 * 24 * 3600),
+  /** Fraction digits per currency; a currency not listed has DEFAULT_CURRENCY_DIGITS. */
+  CURRENCY_DIGITS: currencyDigits.prefault(''),
+  DEFAULT_CURRENCY_DIGITS: z.coerce.number().int().min(0).max(8).default(2),
+  /** Games that bet several times per round (each bet goes to the wallet in its own round). */
+  MULTI_BET_GAMES: list.prefault(''),
+  GATEWAY_PROCESSES: positiveInt.default(availableParallelism()),
+  /** Serve the demo game page at /demo-game. */
+  DEMO_GAME: z.stringbool().default(false),
+};
+
+const workerOnly = {
+  WORKER_CONCURRENCY: positiveInt.default(50),
+  /** A dead credit/rollback is asked about with wallet `status` this often, for DEAD_CHECK_WINDOW_MS. */
+  DEAD_CHECK_INTERVAL_MS: positiveInt.default(15 * 60 * 1000),
+  DEAD_CHECK_WINDOW_MS: positiveInt.default(24 * 3600 * 1000),
+  /** How often the sweeper looks for pending records with no job behind them. */
+  SWEEP_INTERVAL_MS: positiveInt.default(10_000),
+};
+
+const gatewaySchema = z.object({ ...shared, ...wallet, ...gatewayOnly, ...workerOnly });
+const workerSchema = z.object({ ...shared, ...wallet, ...workerOnly, RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS });
+
+export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & { readonly walletHostHeader: string };
+export type WorkerConfig = Readonly<z.output<typeof workerSchema>> & { readonly walletHostHeader: string };
+export type WalletSettings = Pick<
+  GatewayConfig,
+  | 'WALLET_BASE_URL'
+  | 'WALLET_BASIC_USER'
+  | 'WALLET_BASIC_PASSWORD'
+  | 'WALLET_SIGNING_SECRET'
+  | 'WALLET_SIGNATURE_ALGO'
+  | 'WALLET_SIGNATURE_ENCODING'
+  | 'WALLET_TIMEOUT_MS'
+  | 'WALLET_CONNECTIONS'
+  | 'WALLET_TLS_INSECURE'
+  | 'walletHostHeader'
+>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function describe(error: z.ZodError, env: Env): string {
+  const lines = error.issues.map((issue) => {
+    const variable = String(issue.path[0] ?? '(environment)');
+    const given = env[variable];
+    const shown = given === undefined ? 'missing' : SECRET_VARIABLES.has(variable) ? 'given value rejected' : `got ${JSON.stringify(given)}`;
+    return `  ${variable}: ${issue.message} (${shown})`;
+  });
+  return `invalid configuration:\n${lines.join('\n')}`;
+}
+
+/** Empty strings count as unset, so `FOO=` in a compose file falls back to the default. */
+function clean(env: Env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
+}
+
+function hostOf(baseUrl: string): string {
+  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form.
+  return baseUrl.replace(/^https?:\/\//, '').split('/')[0] ?? '';
+}
+
+function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
+  const result = schema.safeParse(clean(env));
+  if (!result.success) throw new ConfigError(describe(result.error, env));
+  return result.data;
+}
+
+export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
+  const parsed = parseWith(gatewaySchema, env);
+  if ((parsed.ADMIN_USER === undefined) !== (parsed.ADMIN_PASSWORD === undefined)) {
+    throw new ConfigError('invalid configuration:\n  ADMIN_USER, ADMIN_PASSWORD: set both or neither');
+  }
+  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+}
+
+export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  const parsed = parseWith(workerSchema, env);
+  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+}
+
+/** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */
+export const SIM_DEFAULTS = Object.freeze({
+  WALLET_BASIC_USER: 'gateway',
+  WALLET_BASIC_PASSWORD: 'gateway-password',
+  WALLET_SIGNING_SECRET: 'dev-signing-secret',
+});
+
+const simSchema = z.object({
+  SIM_PORT: port.default(8090),
+  SIM_HOST: z.string().default('127.0.0.1'),
+  SIM_START_BALANCE: decimalDefault(),
+  SIM_TLS_CERT: z.string().optional(),
+  SIM_TLS_KEY: z.string().optional(),
+  SIM_CHAOS_SEED: z.coerce.number().int().optional(),
+  WALLET_BASIC_USER: nonEmpty.default(SIM_DEFAULTS.WALLET_BASIC_USER),
+  WALLET_BASIC_PASSWORD: nonEmpty.default(SIM_DEFAULTS.WALLET_BASIC_PASSWORD),
+  WALLET_SIGNING_SECRET: nonEmpty.default(SIM_DEFAULTS.WALLET_SIGNING_SECRET),
+  WALLET_SIGNATURE_ALGO: wallet.WALLET_SIGNATURE_ALGO,
+  WALLET_SIGNATURE_ENCODING: wallet.WALLET_SIGNATURE_ENCODING,
+  LOG_LEVEL: shared.LOG_LEVEL,
+});
+
+function decimalDefault() {
+  return z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, 'must be a decimal like 1000.00').default('1000.00');
+}
+
+export type SimConfig = Readonly<z.output<typeof simSchema>>;
+
+export function loadSimConfig(env: Env = process.env): SimConfig {
+  return Object.freeze(parseWith(simSchema, env));
+}

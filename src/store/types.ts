@@ -1,0 +1,89 @@
+import type { Operation, TransactionAction } from '../wallet/protocol';
+
+/**
+ * The gateway's records in Redis, as the engine use cases and the workers see them.
+ * Redis is the one store; the key layout is in docs/design.md.
+ */
+
+export interface Session {
+  readonly sessionId: string;
+  /** The wallet token: goes to the wallet only, never to a game client, an engine answer or a log. */
+  readonly token: string;
+  readonly playerId: string;
+  readonly siteId: string;
+  readonly currency: string;
+  readonly gameId: string;
+  /** Last balance the wallet reported, as decimal text. */
+  readonly balance: string;
+  /** `open` → `ending` (end asked, credits/rollbacks still pending) → `ended` (terminate sent). */
+  readonly state: 'open' | 'ending' | 'ended';
+  readonly createdAt: number;
+}
+
+export type TransactionKind = TransactionAction;
+
+export type TransactionState = 'pending' | 'succeeded' | 'failed' | 'compensating' | 'compensated' | 'dead';
+
+export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['succeeded', 'failed', 'compensated', 'dead']);
+
+/** Why a record is `failed` or `dead`, or how it was settled; shown to operators. */
+export interface TransactionError {
+  /** stable upper-snake code of the contract's section 4 (WALLET_REJECTED, WALLET_UNAVAILABLE, …) */
+  readonly code: string;
+  readonly walletCode: number | null;
+  readonly message: string;
+  readonly httpStatus: number;
+}
+
+export interface TransactionRecord {
+  readonly transactionId: string;
+  readonly kind: TransactionKind;
+  readonly state: TransactionState;
+  readonly sessionId: string;
+  readonly playerId: string;
+  readonly siteId: string;
+  /** The engine's round id. */
+  readonly roundId: string;
+  /** The round id sent to the wallet (differs from roundId for multi_bet games). */
+  readonly walletRoundId: string;
+  readonly amount: string;
+  readonly currency: string;
+  readonly roundClosed: boolean;
+  /** win/refund: the engine's bet_transaction_id; compensation: the debit being rolled back. */
+  readonly referenceTransactionId: string | null;
+  /** Hash of the engine's request, for idempotency (same id + same body → stored answer). */
+  readonly bodyHash: string;
+  /** The exact wallet request body; every retry sends these bytes again. */
+  readonly walletOperation: Operation;
+  readonly walletBody: string;
+  /** Wallet tries so far, the first included. */
+  readonly attempts: number;
+  readonly lastWalletCode: number | null;
+  /** Every attempt's result in order: a code, or 'unknown'. Feeds the pure retry policy. */
+  readonly history: readonly (number | 'unknown')[];
+  /** Last balance the wallet reported for this player (decimal text), or null. */
+  readonly balance: string | null;
+  /** Debit only: the compensation rollback's transaction id, once one was scheduled. */
+  readonly compensationId: string | null;
+  /** Set when a compensation rollback is an automatic one (not an engine refund). */
+  readonly isCompensation: boolean;
+  readonly error: TransactionError | null;
+  /** Why the record ended `dead`, or a note on how it was settled (e.g. 'status: not applied'). */
+  readonly note: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** The public shape of a record (contract section 4, "Transaction record"). */
+export interface TransactionView {
+  transaction_id: string;
+  kind: TransactionKind;
+  state: TransactionState;
+  session_id: string;
+  round_id: string;
+  amount: string;
+  attempts: number;
+  last_wallet_code: number | null;
+  balance: string | null;
+  compensation: null | { transaction_id: string; state: TransactionState };
+}
