@@ -1,0 +1,38 @@
+import Redis from 'ioredis';
+
+/**
+ * The store's Redis connection. Commands queue while Redis is away (a restart) instead of failing
+ * the request at once; BullMQ needs `maxRetriesPerRequest: null` on its own connections.
+ */
+export function createRedis(url: string, options: { forBullmq?: boolean; name?: string } = {}): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: options.forBullmq ? null : 3,
+    enableAutoPipelining: !options.forBullmq,
+    connectionName: options.name,
+    retryStrategy: (times) => Math.min(50 * times, 1000),
+  });
+  // Connection errors surface on commands; an unhandled 'error' event would crash the process.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
+}
+
+/** `maxmemory-policy` must be noeviction: an evicted job or record is lost money. */
+export async function checkEvictionPolicy(redis: Redis): Promise<{ ok: boolean; policy: string }> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply[1] ?? 'unknown';
+    return { ok: policy === 'noeviction', policy };
+  } catch {
+    // CONFIG may be disabled on managed Redis; say so rather than guess.
+    return { ok: false, policy: 'unknown (CONFIG GET refused)' };
+  }
+}

@@ -1,0 +1,132 @@
+import type Redis from 'ioredis';
+import { compensationFor } from '../../src/duties/compensation';
+import { compensationTransactionId } from '../../src/duties/compensation-id';
+import { keysFor } from '../../src/store/keys';
+import { closeRedis, createRedis } from '../../src/store/redis';
+import { createSessionStore, type SessionStore } from '../../src/store/sessions';
+import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
+import { encodeRequest } from '../../src/wallet/protocol';
+import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+
+const prefix = testPrefix('store');
+let redis: Redis;
+let sessions: SessionStore;
+let txs: TransactionStore;
+let sessionId: string;
+const now = 1_700_000_000_000;
+
+beforeAll(async () => {
+  redis = createRedis(redisUrl());
+  const keys = keysFor(prefix);
+  sessions = createSessionStore(redis, keys, 3600);
+  txs = createTransactionStore(redis, keys, 3600, () => now);
+  sessionId = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now)).sessionId;
+});
+
+afterAll(async () => {
+  await deletePrefix(prefix);
+  await closeRedis(redis);
+});
+
+function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, extra: Partial<NewTransaction> = {}): NewTransaction {
+  const base = { token: 'tok', player_id: '18446744073709551615', site_id: '7', provider_id: '1', game_id: 'g', currency: 'EUR', amount: '5.00', round_id: round, transaction_id: id };
+  const walletBody =
+    kind === 'debit'
+      ? encodeRequest('debit', { ...base, round_closed: false })
+      : encodeRequest(kind, { ...base, reference_transaction_id: extra.referenceTransactionId ?? 'bet', round_closed: true });
+  return {
+    transactionId: id,
+    kind,
+    sessionId,
+    playerId: '18446744073709551615',
+    siteId: '7',
+    roundId: round,
+    walletRoundId: round,
+    amount: '5.00',
+    currency: 'EUR',
+    roundClosed: kind !== 'debit',
+    referenceTransactionId: null,
+    bodyHash: `h-${id}`,
+    walletOperation: kind,
+    walletBody,
+    isCompensation: false,
+    createdAt: now,
+    ...extra,
+  };
+}
+
+const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
+
+describe('transaction store', () => {
+  it('claims once, returns the record to a duplicate and refuses another body', async () => {
+    expect(await claim(tx('debit', 'b1', 'r1'))).toEqual({ kind: 'claimed' });
+    const dup = await claim(tx('debit', 'b1', 'r1'));
+    expect(dup.kind).toBe('duplicate');
+    expect(dup.kind === 'duplicate' && dup.record).toMatchObject({ transactionId: 'b1', state: 'pending', attempts: 0, playerId: '18446744073709551615' });
+    expect(await claim(tx('debit', 'b1', 'r1', { bodyHash: 'other' }))).toEqual({ kind: 'conflict' });
+    expect(await txs.dueForSweep(now + 1000, 10)).toContain('b1');
+  });
+
+  it('allows one bet per round and a win only for the recorded bet', async () => {
+    expect(await claim(tx('debit', 'b2', 'r2'))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('debit', 'b2x', 'r2'))).toEqual({ kind: 'round_has_bet' });
+    expect(await claim(tx('credit', 'w2x', 'r2', { referenceTransactionId: 'nope' }))).toEqual({ kind: 'bet_not_found' });
+    expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'claimed' });
+    // the win closed the round
+    expect(await claim(tx('rollback', 'rf2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'round_closed' });
+  });
+
+  it('gives the round back when the closing call is refused', async () => {
+    expect(await claim(tx('debit', 'b3', 'r3', { roundClosed: true }))).toEqual({ kind: 'claimed' });
+    const bet = (await txs.get('b3'))!;
+    expect(await txs.settle(bet, { state: 'failed', expect: ['pending'], attempts: 1, lastWalletCode: 106, history: [106], releaseRound: true })).toBe(true);
+    expect(await claim(tx('debit', 'b3b', 'r3'))).toEqual({ kind: 'claimed' });
+    expect(await txs.settle(bet, { state: 'succeeded', expect: ['pending'] })).toBe(false);
+  });
+
+  it('checks a refund amount against its bet', async () => {
+    await claim(tx('debit', 'b4', 'r4'));
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '499')).toEqual({ kind: 'amount_mismatch' });
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '500')).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('rollback', 'rf4b', 'r4', { referenceTransactionId: 'b4', roundClosed: false }))).toEqual({ kind: 'round_closed' });
+  });
+
+  it('starts one compensation per debit and settles the debit with it', async () => {
+    await claim(tx('debit', 'b5', 'r5'));
+    const debit = (await txs.get('b5'))!;
+    const compensation = compensationFor(debit, now);
+    expect(compensation.transactionId).toBe(compensationTransactionId('b5'));
+    const error = { code: 'WALLET_UNAVAILABLE', walletCode: null, message: 'timeout', httpStatus: 503 };
+    const start = { debit, error, attempts: 1, lastWalletCode: null, history: ['unknown' as const], compensation, leaseUntil: now };
+    expect(await txs.beginCompensation(start)).toEqual({ kind: 'created', compensationId: compensation.transactionId });
+    expect(await txs.beginCompensation(start)).toEqual({ kind: 'not_pending', state: 'compensating' });
+    expect(await txs.get('b5')).toMatchObject({ state: 'compensating', compensationId: compensation.transactionId, error });
+    // an engine refund of that bet can no longer go out as a second rollback
+    expect(await claim(tx('rollback', 'rf5', 'r5', { referenceTransactionId: 'b5' }))).toEqual({ kind: 'round_closed' });
+
+    const comp = (await txs.get(compensation.transactionId))!;
+    expect(comp).toMatchObject({ kind: 'rollback', state: 'pending', isCompensation: true, referenceTransactionId: 'b5' });
+    await txs.settle(comp, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], debitState: 'compensated' });
+    expect(await txs.get('b5')).toMatchObject({ state: 'compensated' });
+    expect(await txs.dueForSweep(Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
+  });
+
+  it('lists dead records until they are driven again', async () => {
+    await claim(tx('debit', 'b6', 'r6'));
+    await claim(tx('credit', 'w6', 'r6', { referenceTransactionId: 'b6' }));
+    const win = (await txs.get('w6'))!;
+    await txs.settle(win, { state: 'dead', expect: ['pending'], note: 'retries-exhausted' });
+    expect((await txs.listDead(0, 10)).ids).toContain('w6');
+    expect(await redis.ttl(keysFor(prefix).transaction('w6'))).toBe(-1);
+    await txs.settle(win, { state: 'pending', expect: ['dead'], history: [], nextCheckAt: now });
+    expect((await txs.listDead(0, 10)).ids).not.toContain('w6');
+  });
+
+  it('refuses bets in an ending session but still takes wins', async () => {
+    await claim(tx('debit', 'b7', 'r7'));
+    expect(await sessions.beginEnd(sessionId)).toBe('open');
+    expect(await claim(tx('debit', 'b7b', 'r7b'))).toEqual({ kind: 'session_ended' });
+    expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed' });
+    expect(await sessions.pendingCount(sessionId)).toBeGreaterThan(0);
+  });
+});
