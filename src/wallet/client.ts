@@ -1,0 +1,273 @@
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import { Client, Pool, type Dispatcher, type buildConnector } from 'undici';
+import type { WalletSettings } from '../config/env';
+import { JsonSyntaxError, parseJson } from '../lib/json';
+import { Code, codeInfo } from './codes';
+import {
+  HEALTH_CHECK_PATH,
+  OPERATION_PATH,
+  OPERATIONS,
+  encodeRequest,
+  failureResponseSchema,
+  successResponseSchema,
+  type Operation,
+  type RequestFields,
+  type UnknownReason,
+  type WalletCallEvent,
+  type WalletClient,
+  type WalletOutcome,
+} from './protocol';
+import { basicAuthHeader, type RequestSigner } from './signer';
+
+export interface WalletClientOptions {
+  settings: WalletSettings;
+  signer: RequestSigner;
+  /** For logs and metrics; called once per call. Whatever it throws stays here. */
+  onCall?: (event: WalletCallEvent) => void;
+}
+
+/**
+ * HTTP/2 sessions opened at most. One session multiplexes; a few more only appear on a cold burst
+ * (undici opens a client per request queued while the first TLS handshake is still running) or
+ * past H2_STREAMS concurrent calls. The cap also bounds an https wallet that refuses h2 in ALPN.
+ */
+const H2_MAX_SESSIONS = 4;
+/** Streams per HTTP/2 session (undici's own maxConcurrentStreams default); a server SETTINGS frame still rules. */
+const H2_STREAMS = 100;
+/** A wallet answer is a few hundred bytes; anything near this is not a wallet answer. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Pulls the transaction id out of an encoded body without parsing it (send() gets bytes only). */
+const TRANSACTION_ID = /"transaction_id":("(?:[^"\\]|\\.)*")/;
+
+export function createWalletClient(options: WalletClientOptions): WalletClient {
+  const { settings, signer, onCall } = options;
+  const base = new URL(settings.WALLET_BASE_URL);
+  const https = base.protocol === 'https:';
+  // The base URL may carry a path prefix; OPERATION_PATH values start with '/'.
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const paths = Object.fromEntries(OPERATIONS.map((op) => [op, prefix + OPERATION_PATH[op]])) as Record<Operation, string>;
+  const healthPath = prefix + HEALTH_CHECK_PATH;
+  const timeoutMs = settings.WALLET_TIMEOUT_MS;
+  const authorization = basicAuthHeader(settings.WALLET_BASIC_USER, settings.WALLET_BASIC_PASSWORD);
+
+  const common = {
+    allowH2: https,
+    connect: { rejectUnauthorized: !settings.WALLET_TLS_INSECURE },
+    connectTimeout: timeoutMs,
+    // Backstops only: the per-call AbortSignal below is the deadline that covers all phases.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    maxResponseSize: MAX_RESPONSE_BYTES,
+  };
+
+  const pool = new Pool(base.origin, {
+    ...common,
+    connections: https ? Math.min(settings.WALLET_CONNECTIONS, H2_MAX_SESSIONS) : settings.WALLET_CONNECTIONS,
+    factory: multiplexingClient,
+  });
+  // Its own connection: the Host header also sets the TLS servername in undici, and a servername
+  // change on a pooled client would tear its connection down.
+  const healthClient = new Client(base.origin, common);
+
+  function report(event: WalletCallEvent): void {
+    if (onCall === undefined) return;
+    try {
+      onCall(event);
+    } catch {
+      // A broken log or metric must not turn a wallet answer into an error.
+    }
+  }
+
+  async function post(op: Operation, body: string, transactionId: string | undefined): Promise<WalletOutcome> {
+    const signature = signer.sign(body);
+    const start = performance.now();
+    let httpStatus: number | null = null;
+    let outcome: WalletOutcome;
+    let detail: string | undefined;
+    try {
+      const res = await pool.request({
+        path: paths[op],
+        method: 'POST',
+        headers: [
+          'content-type', 'application/json',
+          'accept', 'application/json',
+          'authorization', authorization,
+          'x-request-signature', signature,
+        ],
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+        // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
+        // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
+        // client's pipelining of 1 keeps one request per connection.
+        idempotent: https,
+      });
+      httpStatus = res.statusCode;
+      const text = await res.body.text();
+      [outcome, detail] = classify(res.statusCode, text, performance.now() - start);
+    } catch (err) {
+      const [reason, text] = describeError(err);
+      outcome = { kind: 'unknown', reason, detail: text, latencyMs: performance.now() - start };
+      detail = text;
+    }
+    report({
+      operation: op,
+      outcome: outcome.kind,
+      code: outcome.kind === 'ok' ? outcome.response.code : outcome.kind === 'rejected' ? outcome.code : null,
+      httpStatus,
+      walletRequestId: outcome.kind === 'ok' ? outcome.response.request_id : outcome.kind === 'rejected' ? outcome.walletRequestId : undefined,
+      latencyMs: outcome.latencyMs,
+      transactionId,
+      detail,
+    });
+    return outcome;
+  }
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    call(op, fields) {
+      const transactionId = (fields as Partial<RequestFields['debit']>).transaction_id;
+      return post(op, encodeRequest(op, fields), transactionId);
+    },
+
+    send(op, body) {
+      return post(op, body, transactionIdOf(body));
+    },
+
+    async healthCheck() {
+      const start = performance.now();
+      let healthy = false;
+      let httpStatus: number | null = null;
+      let detail: string;
+      let kind: WalletOutcome['kind'];
+      try {
+        const res = await healthClient.request({
+          path: healthPath,
+          method: 'POST',
+          headers: ['host', settings.walletHostHeader],
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        httpStatus = res.statusCode;
+        await res.body.dump();
+        healthy = res.statusCode === 204;
+        kind = healthy ? 'ok' : 'rejected';
+        detail = `HTTP ${res.statusCode}`;
+      } catch (err) {
+        kind = 'unknown';
+        detail = describeError(err)[1];
+      }
+      report({
+        operation: 'health-check',
+        outcome: kind,
+        code: null,
+        httpStatus,
+        walletRequestId: undefined,
+        latencyMs: performance.now() - start,
+        transactionId: undefined,
+        detail,
+      });
+      return { healthy, detail };
+    },
+
+    close() {
+      closing ??= Promise.all([pool.close(), healthClient.close()]).then(() => undefined);
+      return closing;
+    },
+  };
+}
+
+/**
+ * A pool client that multiplexes once ALPN picked h2 and keeps one request per connection on
+ * HTTP/1.1 (undici's Client runs `pipelining` requests at once, 1 by default, on either protocol).
+ */
+function multiplexingClient(origin: URL, opts: object): Dispatcher {
+  const { connect, ...rest } = opts as Client.Options & { connect: buildConnector.connector };
+  const client = new Client(origin, {
+    ...rest,
+    connect(connectOptions, callback) {
+      connect(connectOptions, (...args) => {
+        const socket = args[1];
+        if (socket !== null) client.pipelining = (socket as TLSSocket).alpnProtocol === 'h2' ? H2_STREAMS : 1;
+        callback(...args);
+      });
+    },
+  });
+  return client;
+}
+
+function transactionIdOf(body: string): string | undefined {
+  const literal = TRANSACTION_ID.exec(body)?.[1];
+  if (literal === undefined) return undefined;
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+const isSuccessStatus = (status: number): boolean => status >= 200 && status < 300;
+
+/**
+ * Reads the HTTP status together with the body. Returns the outcome and, for the call event, a
+ * note when status and body disagree.
+ */
+function classify(httpStatus: number, text: string, latencyMs: number): [WalletOutcome, string | undefined] {
+  const unknown = (reason: UnknownReason, detail: string): [WalletOutcome, string] => [
+    { kind: 'unknown', reason, detail, latencyMs },
+    detail,
+  ];
+
+  let body: unknown;
+  try {
+    body = parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) return unknown('unparseable', `HTTP ${httpStatus}: body is not JSON`);
+    throw err;
+  }
+
+  const status = typeof body === 'object' && body !== null ? (body as { status?: unknown }).status : undefined;
+
+  if (status === false) {
+    const parsed = failureResponseSchema.safeParse(body);
+    if (!parsed.success) return unknown('schema', `HTTP ${httpStatus}: failure body ${issueText(parsed.error)}`);
+    const { code, message, request_id } = parsed.data;
+    if (code === Code.Success) return unknown('inconsistent', `HTTP ${httpStatus}: status false with the success code`);
+    const expected = codeInfo(code)?.httpStatus;
+    const note =
+      isSuccessStatus(httpStatus) || (expected !== undefined && expected !== httpStatus)
+        ? `failure code ${code} on HTTP ${httpStatus}${expected === undefined ? '' : ` (the code maps to ${expected})`}`
+        : undefined;
+    return [{ kind: 'rejected', code, httpStatus, message, walletRequestId: request_id, latencyMs }, note];
+  }
+
+  if (status === true) {
+    const parsed = successResponseSchema.safeParse(body);
+    if (!parsed.success) return unknown('schema', `HTTP ${httpStatus}: success body ${issueText(parsed.error)}`);
+    if (parsed.data.code !== Code.Success) return unknown('inconsistent', `HTTP ${httpStatus}: status true with code ${parsed.data.code}`);
+    if (!isSuccessStatus(httpStatus)) return unknown('inconsistent', `HTTP ${httpStatus}: success body on an error status`);
+    return [{ kind: 'ok', response: parsed.data, httpStatus, latencyMs }, undefined];
+  }
+
+  return unknown('schema', `HTTP ${httpStatus}: body has no boolean status`);
+}
+
+function issueText(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  const issue = error.issues[0];
+  return issue === undefined ? 'does not match' : `field ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
+}
+
+/** Every transport failure leaves the outcome unknown; the reason says whether the deadline cut it. */
+function describeError(err: unknown): [UnknownReason, string] {
+  const e = err as { name?: unknown; code?: unknown; message?: unknown } | null;
+  const name = typeof e?.name === 'string' ? e.name : 'Error';
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const text = `${code ?? name}: ${typeof e?.message === 'string' ? e.message : String(err)}`;
+  // AbortSignal.timeout aborts with a DOMException named TimeoutError.
+  if (name === 'TimeoutError' || (code !== undefined && TIMEOUT_CODES.has(code))) return ['timeout', text];
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return ['unparseable', text];
+  return ['connection', text];
+}
