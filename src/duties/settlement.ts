@@ -1,0 +1,122 @@
+import type { SettleUpdate } from '../store/transactions';
+import type { TransactionError, TransactionRecord, TransactionState } from '../store/types';
+import { Code, codeName, httpStatusForRefusal, mustCompensateDebit } from '../wallet/codes';
+import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
+import { decideRetry, type AttemptResult, type DelayUnit } from './retry-policy';
+
+/**
+ * What one wallet attempt means for a transaction record: the store update and the next step.
+ * Pure; shared by the gateway's inline first attempt and the worker's retries, so both read the
+ * spec's duties the same way.
+ */
+export interface AttemptInput {
+  readonly record: Pick<TransactionRecord, 'kind' | 'isCompensation'>;
+  /** Results of the earlier attempts since the last (re)drive, in order. */
+  readonly priorHistory: readonly AttemptResult[];
+  /** Wallet tries made so far, this one included. */
+  readonly attempts: number;
+  readonly outcome: WalletOutcome;
+  readonly unit: DelayUnit;
+  readonly now: number;
+}
+
+export type Next =
+  /** Final: succeeded, failed or dead. */
+  | { readonly kind: 'settle'; readonly update: SettleUpdate }
+  /** Still pending: store the update, then (re)queue the job to run after delayMs. */
+  | { readonly kind: 'retry'; readonly update: SettleUpdate; readonly delayMs: number }
+  /** A debit the spec says to roll back: refuse it to the engine and start its compensation. */
+  | { readonly kind: 'compensate'; readonly error: TransactionError; readonly progress: Progress }
+  /** A compensation rollback still answered 34/39 after its retries: ask wallet status about the debit. */
+  | { readonly kind: 'triage'; readonly progress: Progress };
+
+export interface Progress {
+  readonly attempts: number;
+  readonly lastWalletCode: number | null;
+  readonly history: readonly AttemptResult[];
+}
+
+/** The contract's error for a refused or unknown wallet outcome. */
+export function errorFor(outcome: WalletOutcome): TransactionError {
+  switch (outcome.kind) {
+    case 'rejected':
+      return {
+        code: 'WALLET_REJECTED',
+        walletCode: outcome.code,
+        message: `${codeName(outcome.code)}: ${outcome.message}`.trim(),
+        httpStatus: httpStatusForRefusal(outcome.code),
+      };
+    case 'unknown':
+      return { code: 'WALLET_UNAVAILABLE', walletCode: null, message: `wallet outcome unknown (${outcome.reason})`, httpStatus: 503 };
+    case 'ok':
+      throw new TypeError('a successful outcome has no error');
+  }
+}
+
+const STOP_NOTES = {
+  'retries-exhausted': 'retries exhausted: 10 retries made',
+  'limited-retries-exhausted': 'retries exhausted: 3 retries caused by codes 34/39 made',
+} as const;
+
+export function afterAttempt(input: AttemptInput): Next {
+  const { record, outcome, attempts, now } = input;
+  const result = outcomeResult(outcome);
+  const history = [...input.priorHistory, result];
+  const lastWalletCode = result === 'unknown' ? null : result;
+  const progress: Progress = { attempts, lastWalletCode, history };
+  const base = { expect: ['pending'] as TransactionState[], attempts, lastWalletCode, history };
+  // A rollback may stand in for a debit's compensation; the store applies debitState only then.
+  const debitState = (state: TransactionState): { debitState?: TransactionState } =>
+    record.kind === 'rollback' ? { debitState: state } : {};
+
+  if (outcome.kind === 'ok') {
+    const balance = outcome.response.balance;
+    return {
+      kind: 'settle',
+      update: { ...base, state: 'succeeded', balance, sessionBalance: balance, error: null, ...debitState('compensated') },
+    };
+  }
+
+  if (record.kind === 'debit') {
+    if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) return { kind: 'compensate', error: errorFor(outcome), progress };
+    return { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
+  }
+
+  const decision = decideRetry(history, input.unit);
+  if (decision.retry) {
+    return { kind: 'retry', delayMs: decision.delayMs, update: { ...base, state: 'pending', nextCheckAt: now + decision.delayMs } };
+  }
+  switch (decision.reason) {
+    case 'succeeded':
+      throw new Error('unreachable: a success outcome is settled above');
+    case 'final-code':
+      if (record.isCompensation) {
+        // The money the debit took may be stuck: an operator must look (contract 5.9).
+        const note = `compensation refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)})`;
+        return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note, ...debitState('dead') } };
+      }
+      return { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true, ...debitState('dead') } };
+    case 'limited-retries-exhausted':
+      if (record.isCompensation) return { kind: 'triage', progress };
+      return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
+    case 'retries-exhausted':
+      return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
+  }
+}
+
+/**
+ * The end of a compensation whose rollback kept answering 34/39: wallet `status` for the debit
+ * decides. Not applied → nothing to undo (the debit is compensated); applied → dead; no clear
+ * answer → dead too (the dead-check asks again later).
+ */
+export function afterTriage(progress: Progress, debitStatus: WalletOutcome): SettleUpdate {
+  const base = { expect: ['pending'] as TransactionState[], ...progress };
+  if (debitStatus.kind === 'rejected' && debitStatus.code === Code.TransactionNotFound) {
+    return { ...base, state: 'failed', note: 'not needed: the wallet reports the debit was never applied (status)', debitState: 'compensated' };
+  }
+  const note =
+    debitStatus.kind === 'ok'
+      ? 'the wallet reports the debit applied, but its rollback keeps answering 34/39'
+      : `status check of the debit was inconclusive (${debitStatus.kind === 'rejected' ? `code ${debitStatus.code}` : debitStatus.reason})`;
+  return { ...base, state: 'dead', note, debitState: 'dead' };
+}

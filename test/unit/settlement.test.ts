@@ -1,0 +1,102 @@
+import { afterAttempt, afterTriage, errorFor, type AttemptInput } from '../../src/duties/settlement';
+import { Code } from '../../src/wallet/codes';
+import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
+
+const success = (balance: string): WalletOutcome => ({
+  kind: 'ok',
+  httpStatus: 200,
+  latencyMs: 1,
+  response: { balance, code: 1, status: true, message: '', request_id: 'w', token: 't', player_id: '1', game_id: 'g', site_id: '1', provider_id: '1' } as WalletSuccess,
+});
+const rejected = (code: number): WalletOutcome => ({ kind: 'rejected', code, httpStatus: 500, message: 'no', walletRequestId: 'w', latencyMs: 1 });
+const unknown: WalletOutcome = { kind: 'unknown', reason: 'timeout', detail: 'deadline', latencyMs: 5000 };
+
+const credit = { kind: 'credit', isCompensation: false } as const;
+const debit = { kind: 'debit', isCompensation: false } as const;
+const compensation = { kind: 'rollback', isCompensation: true } as const;
+const input = (over: Partial<AttemptInput>): AttemptInput => ({ record: credit, priorHistory: [], attempts: 1, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
+
+describe('afterAttempt', () => {
+  it('settles a success with the balance on the record and the session', () => {
+    const next = afterAttempt(input({ outcome: success('12.34') }));
+    expect(next).toEqual({
+      kind: 'settle',
+      update: expect.objectContaining({ state: 'succeeded', balance: '12.34', sessionBalance: '12.34', lastWalletCode: 1, history: [1], attempts: 1 }),
+    });
+  });
+
+  it('marks a successful rollback as the debit compensation', () => {
+    const next = afterAttempt(input({ record: compensation, outcome: success('5') }));
+    expect(next.kind === 'settle' && next.update.debitState).toBe('compensated');
+  });
+
+  it.each([Code.UnknownError, Code.InternalServiceError, Code.InternalServiceError13, Code.ClientError])('compensates a debit answered %i', (code) => {
+    expect(afterAttempt(input({ record: debit, outcome: rejected(code) }))).toMatchObject({
+      kind: 'compensate',
+      error: { code: 'WALLET_REJECTED', walletCode: code },
+      progress: { attempts: 1, lastWalletCode: code, history: [code] },
+    });
+  });
+
+  it('compensates a debit whose outcome is unknown', () => {
+    expect(afterAttempt(input({ record: debit, outcome: unknown }))).toMatchObject({
+      kind: 'compensate',
+      error: { code: 'WALLET_UNAVAILABLE', walletCode: null, httpStatus: 503 },
+      progress: { lastWalletCode: null, history: ['unknown'] },
+    });
+  });
+
+  it('fails a debit refused with another code and gives its round back', () => {
+    expect(afterAttempt(input({ record: debit, outcome: rejected(Code.InsufficientFunds) }))).toMatchObject({
+      kind: 'settle',
+      update: { state: 'failed', releaseRound: true, error: { walletCode: Code.InsufficientFunds, httpStatus: 422 } },
+    });
+    expect(afterAttempt(input({ record: debit, outcome: rejected(Code.SiteDisabled) }))).toMatchObject({ update: { state: 'failed' } });
+  });
+
+  it('retries a credit on a listed code with the spec delay for the retry number', () => {
+    expect(afterAttempt(input({ outcome: rejected(Code.InternalServiceError), now: 10_000 }))).toEqual({
+      kind: 'retry',
+      delayMs: 301,
+      update: expect.objectContaining({ state: 'pending', nextCheckAt: 10_301, history: [12], attempts: 1 }),
+    });
+    expect(afterAttempt(input({ outcome: unknown, priorHistory: [12, 12], attempts: 3 }))).toMatchObject({ kind: 'retry', delayMs: 602 });
+  });
+
+  it('fails a credit refused with a final code and gives the round back', () => {
+    expect(afterAttempt(input({ outcome: rejected(Code.RoundClosed) }))).toMatchObject({ kind: 'settle', update: { state: 'failed', releaseRound: true } });
+  });
+
+  it('ends dead after the budget', () => {
+    const next = afterAttempt(input({ outcome: rejected(12), priorHistory: Array(10).fill(12), attempts: 11 }));
+    expect(next).toMatchObject({ kind: 'settle', update: { state: 'dead', note: expect.stringContaining('10 retries') } });
+    const limited = afterAttempt(input({ outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
+    expect(limited).toMatchObject({ kind: 'settle', update: { state: 'dead', note: expect.stringContaining('34/39') } });
+  });
+
+  it('sends a compensation exhausted on 34 to status triage, and one refused finally to an operator', () => {
+    expect(afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({ kind: 'triage' });
+    expect(afterAttempt(input({ record: compensation, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
+      kind: 'settle',
+      update: { state: 'dead', debitState: 'dead' },
+    });
+  });
+});
+
+describe('afterTriage', () => {
+  const progress = { attempts: 4, lastWalletCode: 34, history: [34, 34, 34, 34] };
+  it('compensates when the debit was never applied', () => {
+    expect(afterTriage(progress, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', debitState: 'compensated' });
+  });
+  it('leaves it to an operator when the debit was applied or the answer is unclear', () => {
+    expect(afterTriage(progress, success('1'))).toMatchObject({ state: 'dead', debitState: 'dead' });
+    expect(afterTriage(progress, unknown)).toMatchObject({ state: 'dead', note: expect.stringContaining('inconclusive') });
+  });
+});
+
+describe('errorFor', () => {
+  it('maps codes outside the spec table to 422', () => {
+    expect(errorFor(rejected(777))).toMatchObject({ code: 'WALLET_REJECTED', walletCode: 777, httpStatus: 422 });
+    expect(errorFor(rejected(Code.SiteDisabled))).toMatchObject({ httpStatus: 403 });
+  });
+});
