@@ -163,6 +163,12 @@ const simSchema = z.object({
   SIM_TLS_CERT: z.string().optional(),
   SIM_TLS_KEY: z.string().optional(),
   SIM_CHAOS_SEED: z.coerce.number().int().optional(),
+  /** Share of debit/credit/rollback calls chaos hits when SIM_CHAOS_SEED is set. */
+  SIM_CHAOS_RATE: z.coerce.number().min(0).max(1).default(0.2),
+  /** Host the health check must carry; default: the listen host:port, 127.0.0.1:port or localhost:port. */
+  SIM_EXPECTED_HOST: z.string().optional(),
+  /** The same variable as the gateway's, so both agree on each currency's minor units. */
+  CURRENCY_DIGITS: gatewayOnly.CURRENCY_DIGITS,
   WALLET_BASIC_USER: nonEmpty.default(SIM_DEFAULTS.WALLET_BASIC_USER),
   WALLET_BASIC_PASSWORD: nonEmpty.default(SIM_DEFAULTS.WALLET_BASIC_PASSWORD),
   WALLET_SIGNING_SECRET: nonEmpty.default(SIM_DEFAULTS.WALLET_SIGNING_SECRET),
@@ -179,4 +185,10 @@ export type SimConfig = Readonly<z.output<typeof simSchema>>;
 
 export function loadSimConfig(env: Env = process.env): SimConfig {
   return Object.freeze(parseWith(simSchema, env));
+}
+
+/** The WALLET_* variables the simulator fills from SIM_DEFAULTS (unset or empty in `env`). */
+export function simDefaultedVariables(env: Env = process.env): (keyof typeof SIM_DEFAULTS)[] {
+  const given = clean(env);
+  return (Object.keys(SIM_DEFAULTS) as (keyof typeof SIM_DEFAULTS)[]).filter((name) => given[name] === undefined);
 }
