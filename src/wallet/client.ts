@@ -85,34 +85,11 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   async function post(op: Operation, body: string, transactionId: string | undefined): Promise<WalletOutcome> {
     const signature = signer.sign(body);
     const start = performance.now();
-    let httpStatus: number | null = null;
-    let outcome: WalletOutcome;
-    let detail: string | undefined;
-    try {
-      const res = await pool.request({
-        path: paths[op],
-        method: 'POST',
-        headers: [
-          'content-type', 'application/json',
-          'accept', 'application/json',
-          'authorization', authorization,
-          'x-request-signature', signature,
-        ],
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-        // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
-        // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
-        // client's pipelining of 1 keeps one request per connection.
-        idempotent: https,
-      });
-      httpStatus = res.statusCode;
-      const text = await res.body.text();
-      [outcome, detail] = classify(res.statusCode, text, performance.now() - start);
-    } catch (err) {
-      const [reason, text] = describeError(err);
-      outcome = { kind: 'unknown', reason, detail: text, latencyMs: performance.now() - start };
-      detail = text;
-    }
+    const signal = AbortSignal.timeout(timeoutMs);
+    const { outcome, httpStatus, detail } = await withDeadline(signal, attempt(op, body, signature, signal, start), (): Attempt => {
+      const text = `no answer within ${timeoutMs} ms`;
+      return { outcome: { kind: 'unknown', reason: 'timeout', detail: text, latencyMs: performance.now() - start }, httpStatus: null, detail: text };
+    });
     report({
       operation: op,
       outcome: outcome.kind,
@@ -124,6 +101,51 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
       detail,
     });
     return outcome;
+  }
+
+  /** One request; never rejects. The signal also aborts it inside undici so the stream or socket is freed. */
+  async function attempt(op: Operation, body: string, signature: string, signal: AbortSignal, start: number): Promise<Attempt> {
+    let httpStatus: number | null = null;
+    try {
+      const res = await pool.request({
+        path: paths[op],
+        method: 'POST',
+        headers: [
+          'content-type', 'application/json',
+          'accept', 'application/json',
+          'authorization', authorization,
+          'x-request-signature', signature,
+        ],
+        body,
+        signal,
+        // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
+        // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
+        // client's pipelining of 1 keeps one request per connection.
+        idempotent: https,
+      });
+      httpStatus = res.statusCode;
+      const text = await res.body.text();
+      const [outcome, detail] = classify(res.statusCode, text, performance.now() - start);
+      return { outcome, httpStatus, detail };
+    } catch (err) {
+      const [reason, detail] = describeError(err);
+      return { outcome: { kind: 'unknown', reason, detail, latencyMs: performance.now() - start }, httpStatus, detail };
+    }
+  }
+
+  async function health(signal: AbortSignal): Promise<{ kind: WalletOutcome['kind']; httpStatus: number | null; detail: string }> {
+    try {
+      const res = await healthClient.request({
+        path: healthPath,
+        method: 'POST',
+        headers: ['host', settings.walletHostHeader],
+        signal,
+      });
+      await res.body.dump();
+      return { kind: res.statusCode === 204 ? 'ok' : 'rejected', httpStatus: res.statusCode, detail: `HTTP ${res.statusCode}` };
+    } catch (err) {
+      return { kind: 'unknown', httpStatus: null, detail: describeError(err)[1] };
+    }
   }
 
   let closing: Promise<void> | undefined;
@@ -140,26 +162,12 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
 
     async healthCheck() {
       const start = performance.now();
-      let healthy = false;
-      let httpStatus: number | null = null;
-      let detail: string;
-      let kind: WalletOutcome['kind'];
-      try {
-        const res = await healthClient.request({
-          path: healthPath,
-          method: 'POST',
-          headers: ['host', settings.walletHostHeader],
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        httpStatus = res.statusCode;
-        await res.body.dump();
-        healthy = res.statusCode === 204;
-        kind = healthy ? 'ok' : 'rejected';
-        detail = `HTTP ${res.statusCode}`;
-      } catch (err) {
-        kind = 'unknown';
-        detail = describeError(err)[1];
-      }
+      const signal = AbortSignal.timeout(timeoutMs);
+      const { kind, httpStatus, detail } = await withDeadline(signal, health(signal), () => ({
+        kind: 'unknown' as const,
+        httpStatus: null,
+        detail: `no answer within ${timeoutMs} ms`,
+      }));
       report({
         operation: 'health-check',
         outcome: kind,
@@ -170,7 +178,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
         transactionId: undefined,
         detail,
       });
-      return { healthy, detail };
+      return { healthy: kind === 'ok', detail };
     },
 
     close() {
@@ -190,13 +198,35 @@ function multiplexingClient(origin: URL, opts: object): Dispatcher {
     ...rest,
     connect(connectOptions, callback) {
       connect(connectOptions, (...args) => {
-        const socket = args[1];
-        if (socket !== null) client.pipelining = (socket as TLSSocket).alpnProtocol === 'h2' ? H2_STREAMS : 1;
+        // On failure undici passes (err) alone, so the socket is undefined rather than null.
+        const socket = args[1] as TLSSocket | null | undefined;
+        if (socket) client.pipelining = socket.alpnProtocol === 'h2' ? H2_STREAMS : 1;
         callback(...args);
       });
     },
   });
   return client;
+}
+
+interface Attempt {
+  readonly outcome: WalletOutcome;
+  readonly httpStatus: number | null;
+  readonly detail: string | undefined;
+}
+
+/**
+ * Settles at the deadline even when undici cannot: an abort only reaches a request once it has
+ * been handed to a connection, so one still queued behind busy connections would wait for them.
+ */
+function withDeadline<T>(signal: AbortSignal, work: Promise<T>, late: () => T): Promise<T> {
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(late());
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
 }
 
 function transactionIdOf(body: string): string | undefined {
