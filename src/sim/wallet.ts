@@ -139,7 +139,6 @@ export class SimWallet implements Ledger {
       case 'status':
         return this.withSession(fields as StatusFields, (player) => this.status(player, fields as StatusFields));
     }
-    return refuse(Code.Validation, `unknown operation ${String(op)}`);
   }
 
   // --- Ledger -------------------------------------------------------------------------------
