@@ -1,0 +1,150 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type Redis from 'ioredis';
+import { MAX_RETRIES } from './retry-policy';
+import type { Duties } from './types';
+
+/**
+ * The background queues (BullMQ 6 on ioredis). Every key lives under the BullMQ `prefix`, which is
+ * QUEUE_PREFIX, so a Redis Cluster hash tag like `{wgw}` keeps queue keys and store keys in one slot.
+ * Job data holds ids only: Bull Board shows job data, and the token and body stay in the record.
+ */
+export const QUEUE_NAMES = {
+  /** Credit/rollback retries and debit compensations: one job per transaction id. */
+  retry: 'wallet-retry',
+  /** Terminate of an ending session once its pending work settled: one job per session. */
+  terminate: 'session-terminate',
+  /** The sweeper and the dead-check, run by job schedulers. */
+  upkeep: 'upkeep',
+} as const;
+
+/** Name of the custom backoff; the worker's settings.backoffStrategy answers it (workers/backoff.ts). */
+export const BACKOFF_TYPE = 'wallet-spec';
+
+export const UPKEEP_JOBS = { sweep: 'sweep', deadCheck: 'dead-check' } as const;
+
+export interface RetryJobData {
+  readonly transactionId: string;
+}
+
+export interface TerminateJobData {
+  readonly sessionId: string;
+}
+
+/**
+ * BullMQ refuses ':' in a custom id and ids that read as integers; transaction ids may be either,
+ * so the id is base64url-encoded behind a fixed prefix.
+ */
+export function retryJobId(transactionId: string): string {
+  return `tx-${Buffer.from(transactionId, 'utf8').toString('base64url')}`;
+}
+
+/** Session ids are already base64url (src/store/sessions.ts). */
+export function terminateJobId(sessionId: string): string {
+  return `end-${sessionId}`;
+}
+
+const WEEK_SECONDS = 7 * 24 * 3600;
+
+/**
+ * The record in the store is the retry budget (its history feeds the pure policy); `attempts` is
+ * BullMQ's backstop only: 10 retries = 11 runs. A finished job is removed at once so a later job
+ * with the same id (a redrive, a sweep) is never swallowed by the jobId dedupe; a failed one stays a
+ * week for Bull Board, and redrive/sweep remove it before adding a fresh one.
+ */
+export const RETRY_JOB_OPTIONS: JobsOptions = Object.freeze({
+  attempts: MAX_RETRIES + 1,
+  backoff: { type: BACKOFF_TYPE },
+  removeOnComplete: true,
+  removeOnFail: { age: WEEK_SECONDS },
+});
+
+/** Terminate: a wallet answer with a retry code or an unknown outcome is tried again on a fixed delay. */
+export const TERMINATE_ATTEMPTS = 20;
+export const TERMINATE_JOB_OPTIONS: JobsOptions = Object.freeze({
+  attempts: TERMINATE_ATTEMPTS,
+  backoff: { type: BACKOFF_TYPE },
+  removeOnComplete: true,
+  removeOnFail: { age: WEEK_SECONDS },
+});
+
+export const UPKEEP_JOB_OPTIONS: JobsOptions = Object.freeze({ removeOnComplete: true, removeOnFail: { count: 100 } });
+
+export interface Queues {
+  readonly retry: Queue<RetryJobData>;
+  readonly terminate: Queue<TerminateJobData>;
+  readonly upkeep: Queue;
+  close(): Promise<void>;
+}
+
+/**
+ * The connection must be an ioredis client made with `maxRetriesPerRequest: null`
+ * (createRedis(url, { forBullmq: true })). It stays the caller's: close() leaves it open.
+ */
+export function createQueues(connection: Redis, prefix: string): Queues {
+  const options = { connection, prefix };
+  const retry = new Queue<RetryJobData>(QUEUE_NAMES.retry, { ...options, defaultJobOptions: RETRY_JOB_OPTIONS });
+  const terminate = new Queue<TerminateJobData>(QUEUE_NAMES.terminate, { ...options, defaultJobOptions: TERMINATE_JOB_OPTIONS });
+  const upkeep = new Queue(QUEUE_NAMES.upkeep, { ...options, defaultJobOptions: UPKEEP_JOB_OPTIONS });
+  for (const queue of [retry, terminate, upkeep]) {
+    // Connection errors surface on the calls; an unhandled 'error' event would end the process.
+    queue.on('error', () => undefined);
+  }
+  return {
+    retry,
+    terminate,
+    upkeep,
+    async close() {
+      await Promise.all([retry.close(), terminate.close(), upkeep.close()]);
+    },
+  };
+}
+
+const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
+
+/** Whether a job is waiting, delayed or running for this transaction. */
+export async function hasLiveRetryJob(queues: Queues, transactionId: string): Promise<boolean> {
+  return LIVE_STATES.has(await queues.retry.getJobState(retryJobId(transactionId)));
+}
+
+/**
+ * Makes sure a job runs for the transaction: nothing if one is live, else a finished job with the
+ * same id is removed first (the jobId dedupe would otherwise swallow the new one). Returns whether
+ * a job was added.
+ */
+export async function ensureRetryJob(queues: Queues, transactionId: string, delayMs: number): Promise<boolean> {
+  const jobId = retryJobId(transactionId);
+  const state = await queues.retry.getJobState(jobId);
+  if (LIVE_STATES.has(state)) return false;
+  if (state === 'completed' || state === 'failed') await queues.retry.remove(jobId);
+  await queues.retry.add('retry', { transactionId }, { jobId, delay: Math.max(0, delayMs) });
+  return true;
+}
+
+export interface DutiesOptions {
+  /** ioredis client with maxRetriesPerRequest: null; stays the caller's. */
+  connection: Redis;
+  /** QUEUE_PREFIX. */
+  prefix: string;
+}
+
+export interface QueueDuties extends Duties {
+  readonly queues: Queues;
+}
+
+/**
+ * The producers the engine uses. Both resolve once the job is in Redis, so the engine answers
+ * only after the work is durable; the jobId makes a second call for the same id a no-op.
+ */
+export function createDuties(options: DutiesOptions): QueueDuties {
+  const queues = createQueues(options.connection, options.prefix);
+  return {
+    queues,
+    async enqueueRetry(transactionId, delayMs) {
+      await queues.retry.add('retry', { transactionId }, { jobId: retryJobId(transactionId), delay: Math.max(0, delayMs) });
+    },
+    async enqueueTerminate(sessionId) {
+      await queues.terminate.add('terminate', { sessionId }, { jobId: terminateJobId(sessionId) });
+    },
+    close: () => queues.close(),
+  };
+}

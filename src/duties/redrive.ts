@@ -1,0 +1,46 @@
+import type { TransactionStore } from '../store/transactions';
+import type { TransactionState } from '../store/types';
+import { ensureRetryJob, type Queues } from './queues';
+
+export type RedriveResult =
+  | { readonly kind: 'redriven'; readonly transactionId: string }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'not_dead'; readonly transactionId: string; readonly state: TransactionState };
+
+export interface RedriveDeps {
+  readonly store: TransactionStore;
+  readonly queues: Queues;
+  readonly now?: () => number;
+}
+
+/**
+ * An operator's redrive (POST /admin/transactions/{id}/redrive): a dead record goes back to pending
+ * with a fresh retry budget (history emptied; attempts keep counting every wallet try) and its job
+ * is queued again. For a debit whose compensation died, the compensation is what is redriven.
+ */
+export async function redrive(deps: RedriveDeps, transactionId: string): Promise<RedriveResult> {
+  const now = deps.now ?? Date.now;
+  const record = await deps.store.get(transactionId);
+  if (record === undefined) return { kind: 'not_found' };
+  const target =
+    record.kind === 'debit' && record.state === 'dead' && record.compensationId !== null ? await deps.store.get(record.compensationId) : record;
+  if (target === undefined) return { kind: 'not_found' };
+  if (target.state !== 'dead') return { kind: 'not_dead', transactionId: target.transactionId, state: target.state };
+
+  const moved = await deps.store.settle(target, {
+    state: 'pending',
+    expect: ['dead'],
+    history: [],
+    error: null,
+    note: null,
+    nextCheckAt: now(),
+    // The debit a compensation stands for is compensating again (the store applies it only then).
+    ...(target.kind === 'rollback' ? { debitState: 'compensating' as const } : {}),
+  });
+  if (!moved) {
+    const current = await deps.store.get(target.transactionId);
+    return { kind: 'not_dead', transactionId: target.transactionId, state: current?.state ?? target.state };
+  }
+  await ensureRetryJob(deps.queues, target.transactionId, 0);
+  return { kind: 'redriven', transactionId: target.transactionId };
+}

@@ -1,0 +1,167 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { RetryJobData } from '../src/duties/queues';
+import { decideRetry, type DelayUnit } from '../src/duties/retry-policy';
+import { afterAttempt, afterTriage, type Next, type Progress } from '../src/duties/settlement';
+import { statusFieldsFor } from '../src/duties/status-check';
+import type { Logger } from '../src/observability/logger';
+import type { Metrics } from '../src/observability/metrics';
+import type { SettleUpdate, TransactionStore } from '../src/store/transactions';
+import type { TransactionRecord, TransactionState } from '../src/store/types';
+import { walletHttpStatus } from '../src/wallet/codes';
+import type { WalletClient, WalletOutcome } from '../src/wallet/protocol';
+import { RetryLater } from './backoff';
+
+export interface RetryProcessorDeps {
+  readonly store: TransactionStore;
+  readonly wallet: WalletClient;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly unit: DelayUnit;
+  /** Added to every planned run time for the sweeper: a job that is merely late is not re-driven. */
+  readonly graceMs: number;
+  readonly now: () => number;
+}
+
+/**
+ * One run of a retry job: one wallet attempt of a pending credit, rollback or compensation, read by
+ * the shared settlement, then the store update and the next step (complete, BullMQ backoff, or end
+ * at once through UnrecoverableError).
+ */
+export function createRetryProcessor(deps: RetryProcessorDeps) {
+  const { store, wallet, logger, metrics, unit, graceMs, now } = deps;
+
+  return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
+    const { transactionId } = job.data;
+    const record = await store.get(transactionId);
+    if (record === undefined) {
+      logger.warn({ transactionId }, 'retry job for an unknown transaction; nothing to do');
+      return 'missing';
+    }
+    if (record.state !== 'pending') {
+      await reconcileCompensatedDebit(record);
+      return record.state;
+    }
+    if (record.kind === 'debit') {
+      // A debit is never re-sent: the sweeper turns a lost one into a compensation.
+      logger.error({ transactionId }, 'retry job for a pending debit; left to the sweeper');
+      return 'debit';
+    }
+
+    if (record.history.length > 0) {
+      const decision = decideRetry(record.history, unit);
+      if (!decision.retry) {
+        // The last attempt was recorded but its run ended before the record was settled (a crash
+        // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
+        const outcome = recordedOutcome(record.history.at(-1)!);
+        const next = afterAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
+        return apply(record, next);
+      }
+      // Only a stalled job picked up again can come early; the spec's delay still holds.
+      const dueAt = record.updatedAt + decision.delayMs;
+      if (dueAt > now()) {
+        if (token === undefined) throw new RetryLater(dueAt - now(), 'too early');
+        await job.moveToDelayed(dueAt, token);
+        throw new DelayedError();
+      }
+    }
+
+    // Count the try before it goes out: a crash mid-call still uses up one attempt.
+    const attempts = record.attempts + 1;
+    const priorHistory = record.history;
+    const started = await store.settle(record, {
+      state: 'pending',
+      expect: ['pending'],
+      attempts,
+      history: [...priorHistory, 'unknown'],
+      nextCheckAt: now() + graceMs,
+    });
+    if (!started) return 'settled-elsewhere';
+
+    const outcome = await wallet.send(record.walletOperation, record.walletBody);
+    const next = afterAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
+    return apply(record, next);
+  };
+
+  async function apply(record: TransactionRecord, next: Next): Promise<string> {
+    const log = logger.child({ transactionId: record.transactionId, kind: record.kind, compensation: record.isCompensation });
+    switch (next.kind) {
+      case 'retry': {
+        const update = { ...next.update, nextCheckAt: now() + next.delayMs + graceMs };
+        if (!(await store.settle(record, update))) return 'settled-elsewhere';
+        const code = String(update.history?.at(-1) ?? 'unknown');
+        metrics.retries.inc({ kind: record.kind, code });
+        log.info({ attempts: update.attempts, code, delayMs: next.delayMs }, 'wallet attempt to be retried');
+        throw new RetryLater(next.delayMs, `retry after code ${code}`);
+      }
+      case 'settle':
+        return finish(record, next.update, log);
+      case 'triage':
+        return triage(record, next.progress, log);
+      case 'compensate':
+        throw new Error('unreachable: a retry job never sends a debit');
+    }
+  }
+
+  /** A compensation that kept answering 34/39: wallet `status` for the debit decides (a query, not a retry). */
+  async function triage(record: TransactionRecord, progress: Progress, log: Logger): Promise<string> {
+    // Store the last answer first, so a crash during the query resumes at the triage.
+    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...progress, nextCheckAt: now() + graceMs });
+    if (!kept) return 'settled-elsewhere';
+    const debit = record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
+    const status: WalletOutcome =
+      debit === undefined
+        ? { kind: 'unknown', reason: 'schema', detail: 'the debit record is gone', latencyMs: 0 }
+        : await wallet.call('status', statusFieldsFor(debit));
+    log.info({ debit: record.referenceTransactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'debit status asked');
+    return finish(record, afterTriage(progress, status), log);
+  }
+
+  async function finish(record: TransactionRecord, update: SettleUpdate, log: Logger): Promise<string> {
+    if (!(await store.settle(record, update))) return 'settled-elsewhere';
+    const fields = { attempts: update.attempts, lastWalletCode: update.lastWalletCode, state: update.state, note: update.note };
+    if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
+    switch (update.state) {
+      case 'succeeded':
+        log.info(fields, 'wallet call settled');
+        return 'succeeded';
+      case 'dead':
+        metrics.deadTransactions.inc({ kind: record.kind });
+        log.error(fields, 'transaction dead: an operator must act');
+        throw new UnrecoverableError(`dead: ${update.note ?? 'retries exhausted'}`);
+      default:
+        // A compensation found unnecessary (the debit never applied) is a good end, not a failed job.
+        if (update.debitState === 'compensated') {
+          log.info(fields, 'compensation not needed');
+          return update.state;
+        }
+        log.warn(fields, 'wallet call ended without success');
+        throw new UnrecoverableError(`${update.state}: ${update.error?.message ?? update.note ?? 'refused'}`);
+    }
+  }
+
+  /**
+   * An engine refund linked as a debit's compensation may have settled before the link was made;
+   * its settle then did not move the debit. Finish the debit from the refund's final state.
+   */
+  async function reconcileCompensatedDebit(record: TransactionRecord): Promise<void> {
+    if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
+    if (record.state !== 'succeeded' && record.state !== 'dead' && record.state !== 'failed') return;
+    const debit = await store.get(record.referenceTransactionId);
+    if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
+    const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';
+    await store.settle(record, { state: record.state, expect: [record.state], debitState });
+    logger.info({ transactionId: record.transactionId, debit: debit.transactionId, debitState }, 'debit settled from its compensation');
+  }
+}
+
+function compensationResult(state: TransactionState): string {
+  if (state === 'succeeded') return 'succeeded';
+  if (state === 'dead') return 'dead';
+  return 'not_applied';
+}
+
+/** The outcome a recorded history entry stands for, when the run that made it ended early. */
+function recordedOutcome(result: number | 'unknown'): WalletOutcome {
+  if (result === 'unknown') return { kind: 'unknown', reason: 'connection', detail: 'the worker stopped during the call', latencyMs: 0 };
+  return { kind: 'rejected', code: result, httpStatus: walletHttpStatus(result), message: 'recorded before the worker stopped', walletRequestId: undefined, latencyMs: 0 };
+}

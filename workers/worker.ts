@@ -1,0 +1,164 @@
+import { Worker, type Job } from 'bullmq';
+import type { WorkerConfig } from '../src/config/env';
+import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { createLogger, type Logger } from '../src/observability/logger';
+import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { keysFor } from '../src/store/keys';
+import { checkEvictionPolicy, closeRedis, createRedis } from '../src/store/redis';
+import { createSessionStore } from '../src/store/sessions';
+import { createTransactionStore } from '../src/store/transactions';
+import { createWalletClient } from '../src/wallet/client';
+import type { WalletCallEvent, WalletClient } from '../src/wallet/protocol';
+import { hmacSigner } from '../src/wallet/signer';
+import { backoffStrategy } from './backoff';
+import { createRetryProcessor } from './retry-processor';
+import { createTerminateProcessor } from './terminate-processor';
+import { deadCheck, sweep, type UpkeepDeps } from './upkeep';
+
+/**
+ * Lock and stall settings for money jobs (docs/background.md):
+ * - lockDuration outlasts one whole job run even if every renewal were missed: a wallet call and,
+ *   in a triage, a status query, each bounded by WALLET_TIMEOUT_MS, plus Redis round trips. While the
+ *   worker lives the lock is renewed every lockDuration/2; when it dies the job is free after it.
+ * - stalledInterval = lockDuration: a dead worker's job is back in wait within about two intervals.
+ * - maxStalledCount is high: a money job must never fail for stalling. A crash mid-call is counted
+ *   by the record itself (the try is recorded before it goes out), so the spec's budget still ends it.
+ */
+export function lockSettings(walletTimeoutMs: number): { lockDuration: number; stalledInterval: number; maxStalledCount: number } {
+  const lockDuration = 2 * walletTimeoutMs + 5_000;
+  return { lockDuration, stalledInterval: lockDuration, maxStalledCount: 1_000_000 };
+}
+
+/** How often an ending session's pending set is looked at again. */
+export const TERMINATE_RECHECK_MS = 1_000;
+
+export interface WorkerDeps {
+  readonly config: WorkerConfig;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  /** Defaults to the undici client built from the config. */
+  readonly wallet?: WalletClient;
+  readonly now?: () => number;
+}
+
+export interface RunningWorker {
+  readonly queues: Queues;
+  readonly metrics: Metrics;
+  /** Runs the sweeper now (it also runs at start and every SWEEP_INTERVAL_MS). */
+  sweepNow(): Promise<void>;
+  /** Runs the dead-check now (it also runs every DEAD_CHECK_INTERVAL_MS). */
+  deadCheckNow(): Promise<number>;
+  /** Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client. */
+  close(): Promise<void>;
+}
+
+function walletCallObserver(logger: Logger, metrics: Metrics): (event: WalletCallEvent) => void {
+  return (event) => {
+    const code = event.code === null ? 'none' : String(event.code);
+    metrics.walletCalls.inc({ operation: event.operation, outcome: event.outcome, code });
+    metrics.walletLatency.observe({ operation: event.operation }, event.latencyMs / 1000);
+    logger.info(
+      {
+        operation: event.operation,
+        outcome: event.outcome,
+        code: event.code,
+        httpStatus: event.httpStatus,
+        walletRequestId: event.walletRequestId,
+        transactionId: event.transactionId,
+        latencyMs: Math.round(event.latencyMs),
+        detail: event.detail,
+      },
+      'wallet call',
+    );
+  };
+}
+
+/** Starts the background worker: the retry, terminate and upkeep workers plus their schedulers. */
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const { config } = deps;
+  const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const metrics = deps.metrics ?? createMetrics();
+  const now = deps.now ?? Date.now;
+  const wallet =
+    deps.wallet ??
+    createWalletClient({
+      settings: config,
+      signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
+      onCall: walletCallObserver(logger, metrics),
+    });
+
+  const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
+  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
+  const eviction = await checkEvictionPolicy(redis);
+  if (!eviction.ok) {
+    logger.error(
+      { maxmemoryPolicy: eviction.policy },
+      'REDIS maxmemory-policy IS NOT noeviction: under memory pressure Redis may evict queued jobs and records, and money is lost. Set maxmemory-policy noeviction.',
+    );
+  }
+
+  const keys = keysFor(config.QUEUE_PREFIX);
+  const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
+  // The worker only marks sessions ended; an ended session is kept as long as a settled record.
+  const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
+  const queues = createQueues(bullmq, config.QUEUE_PREFIX);
+  const locks = lockSettings(config.WALLET_TIMEOUT_MS);
+  const graceMs = 2 * locks.lockDuration;
+
+  const upkeepDeps: UpkeepDeps = { store, queues, wallet, logger, metrics, graceMs, deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS, now };
+  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, now });
+  const processTerminate = createTerminateProcessor({
+    sessions,
+    wallet,
+    logger,
+    providerId: config.PROVIDER_ID,
+    recheckMs: TERMINATE_RECHECK_MS,
+    now,
+  });
+
+  const common = { connection: bullmq, prefix: config.QUEUE_PREFIX, ...locks, settings: { backoffStrategy } };
+  const workers = [
+    new Worker<RetryJobData>(QUEUE_NAMES.retry, processRetry, { ...common, concurrency: config.WORKER_CONCURRENCY }),
+    new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, concurrency: 10 }),
+    new Worker(
+      QUEUE_NAMES.upkeep,
+      async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
+      { ...common, concurrency: 1 },
+    ),
+  ];
+  for (const worker of workers) {
+    worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+  }
+
+  await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });
+  await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.deadCheck, { every: config.DEAD_CHECK_INTERVAL_MS }, { name: UPKEEP_JOBS.deadCheck });
+
+  async function sweepNow(): Promise<void> {
+    try {
+      await sweep(upkeepDeps);
+    } catch (err) {
+      logger.error({ err }, 'sweep failed');
+    }
+  }
+  // Work a crashed process left behind is picked up at once, not only at the next interval.
+  await sweepNow();
+  logger.info({ prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, ...locks }, 'worker started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    queues,
+    metrics,
+    sweepNow,
+    deadCheckNow: () => deadCheck(upkeepDeps),
+    close() {
+      closing ??= (async () => {
+        await Promise.all(workers.map((w) => w.close()));
+        await queues.close();
+        await Promise.all([closeRedis(redis), closeRedis(bullmq)]);
+        await wallet.close();
+        logger.info('worker stopped');
+      })();
+      return closing;
+    },
+  };
+}
