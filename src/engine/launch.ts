@@ -1,0 +1,44 @@
+import { errorFor } from '../duties/settlement';
+import { fieldIssues, launchQuery } from './schemas';
+import { errors, type EngineDeps, type LaunchResult } from './types';
+
+/**
+ * A player's launch: authenticate the launch token with the wallet, then open a gateway session
+ * whose id (not the token) goes to the game client. A relaunch with the same token opens a new
+ * session; the earlier one and its background work are left alone.
+ */
+export type Launch = (query: unknown) => Promise<LaunchResult>;
+
+export function fillGameUrl(template: string, sessionId: string, gameId: string): string {
+  return template.replaceAll('{session_id}', encodeURIComponent(sessionId)).replaceAll('{game_id}', encodeURIComponent(gameId));
+}
+
+export function createLaunch(deps: EngineDeps): Launch {
+  const { wallet, sessions, config, clock } = deps;
+  return async (query) => {
+    const parsed = launchQuery.safeParse(query);
+    if (!parsed.success) return { kind: 'failed', error: errors.validation(fieldIssues(parsed.error)) };
+    const q = parsed.data;
+    const outcome = await wallet.call('authenticate', {
+      token: q.token,
+      player_id: q.player_id,
+      site_id: q.site_id,
+      provider_id: config.PROVIDER_ID,
+      game_id: q.game_id,
+      currency: q.currency,
+    });
+    if (outcome.kind !== 'ok') return { kind: 'failed', error: errorFor(outcome) };
+    const balance = outcome.response.balance;
+    const session = await sessions.create(
+      { token: q.token, playerId: q.player_id, siteId: q.site_id, currency: q.currency, gameId: q.game_id, balance },
+      clock(),
+    );
+    return {
+      kind: 'launched',
+      sessionId: session.sessionId,
+      balance,
+      currency: q.currency,
+      gameUrl: fillGameUrl(config.GAME_URL_TEMPLATE, session.sessionId, q.game_id),
+    };
+  };
+}

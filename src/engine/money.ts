@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import { compensationFor } from '../duties/compensation';
+import { afterAttempt } from '../duties/settlement';
+import { toMinor } from '../lib/money';
+import type { ClaimResult, NewTransaction } from '../store/transactions';
+import type { Session, TransactionKind, TransactionRecord } from '../store/types';
+import { encodeRequest, type CreditFields, type DebitFields, type SessionFields } from '../wallet/protocol';
+import { UNRECORDED_REFUSAL, storedAnswer } from './records';
+import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
+import { errors, failed, type Answer, type EngineConfig, type EngineDeps } from './types';
+
+/**
+ * bet → debit, win → credit, refund → rollback. One claim in Redis decides idempotency, the
+ * session state and the round rules atomically before any wallet call; the inline attempt's
+ * outcome is read by the shared settlement (src/duties/settlement.ts).
+ */
+
+/** Time past the wallet deadline before the sweeper may take over a claimed record. */
+const LEASE_MARGIN_MS = 5_000;
+
+export function currencyDigits(config: EngineConfig, currency: string): number {
+  return config.CURRENCY_DIGITS[currency] ?? config.DEFAULT_CURRENCY_DIGITS;
+}
+
+export function sessionFields(session: Session, providerId: string): SessionFields {
+  return {
+    token: session.token,
+    player_id: session.playerId,
+    site_id: session.siteId,
+    provider_id: providerId,
+    game_id: session.gameId,
+    currency: session.currency,
+  };
+}
+
+interface Parsed {
+  kind: TransactionKind;
+  roundId: string;
+  transactionId: string;
+  betTransactionId: string | null;
+  amount: string;
+  roundClosed: boolean;
+}
+
+/** Idempotency key material: the route's kind, the session and the parsed fields with defaults applied. */
+function bodyHash(sessionId: string, p: Parsed, amountMinor: string): string {
+  const canonical = JSON.stringify([p.kind, sessionId, p.roundId, p.transactionId, p.betTransactionId, amountMinor, p.roundClosed]);
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+function claimRefusal(result: Exclude<ClaimResult, { kind: 'claimed' | 'duplicate' }>): Answer {
+  switch (result.kind) {
+    case 'conflict':
+      return failed(errors.conflict());
+    case 'session_not_found':
+      return failed(errors.sessionNotFound());
+    case 'session_ended':
+      return failed(errors.sessionEnded());
+    case 'round_closed':
+      return failed(errors.roundClosed());
+    case 'round_has_bet':
+      return failed(errors.roundHasBet());
+    case 'bet_not_found':
+      return failed(errors.betNotFound());
+    case 'bet_already_refunded':
+      return failed(errors.betAlreadyRefunded());
+    case 'amount_mismatch':
+      return failed(errors.validation([{ field: 'amount', message: "must equal the bet's amount" }]));
+  }
+}
+
+export interface MoneyCalls {
+  bet(sessionId: string, body: unknown): Promise<Answer>;
+  win(sessionId: string, body: unknown): Promise<Answer>;
+  refund(sessionId: string, body: unknown): Promise<Answer>;
+}
+
+export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
+  const { wallet, sessions, transactions, duties, config, clock, logger } = deps;
+  const multiBet = new Set(config.MULTI_BET_GAMES);
+
+  async function run(sessionId: string, p: Parsed): Promise<Answer> {
+    const session = await sessions.get(sessionId);
+    if (session === undefined) return answerWithoutSession(sessionId, p);
+
+    const digits = currencyDigits(config, session.currency);
+    const issue = amountIssue(p.amount, digits, p.kind === 'debit');
+    if (issue !== undefined) return failed(errors.validation([issue]));
+    const amountMinor = toMinor(p.amount, digits).toString();
+
+    // multi_bet games: every bet is its own wallet round, named by the bet's id; a win or refund
+    // goes to the wallet round of the bet it references.
+    const multi = multiBet.has(session.gameId);
+    const walletRoundId = multi ? (p.kind === 'debit' ? p.transactionId : (p.betTransactionId as string)) : p.roundId;
+
+    const base = { ...sessionFields(session, config.PROVIDER_ID), amount: p.amount, round_id: walletRoundId, transaction_id: p.transactionId, round_closed: p.roundClosed };
+    const walletBody =
+      p.kind === 'debit'
+        ? encodeRequest('debit', base satisfies DebitFields)
+        : encodeRequest(p.kind, { ...base, reference_transaction_id: p.betTransactionId as string } satisfies CreditFields);
+
+    const now = clock();
+    const record: NewTransaction = {
+      transactionId: p.transactionId,
+      kind: p.kind,
+      sessionId,
+      playerId: session.playerId,
+      siteId: session.siteId,
+      roundId: p.roundId,
+      walletRoundId,
+      amount: p.amount,
+      currency: session.currency,
+      roundClosed: p.roundClosed,
+      referenceTransactionId: p.betTransactionId,
+      bodyHash: bodyHash(sessionId, p, amountMinor),
+      walletOperation: p.kind,
+      walletBody,
+      isCompensation: false,
+      createdAt: now,
+    };
+    const claim = await transactions.claim({ record, amountMinor, leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS });
+    if (claim.kind === 'duplicate') return storedAnswer(claim.record, session.balance);
+    if (claim.kind !== 'claimed') return claimRefusal(claim);
+
+    // The session's sliding expiry is renewed alongside the wallet call, not after it.
+    const [outcome] = await Promise.all([wallet.send(p.kind, walletBody), sessions.touch(sessionId)]);
+    const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
+
+    switch (next.kind) {
+      case 'settle': {
+        if (!(await transactions.settle(record, next.update))) return reread(record, session.balance);
+        const { state, balance, error } = next.update;
+        if (state === 'succeeded') return { state, transactionId: p.transactionId, balance: balance ?? session.balance, currency: session.currency };
+        if (state === 'dead') return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+        return failed(error ?? UNRECORDED_REFUSAL);
+      }
+      case 'retry': {
+        // Settle first so the record says pending with its attempt; then the job, durably; then 202.
+        if (!(await transactions.settle(record, next.update))) return reread(record, session.balance);
+        await duties.enqueueRetry(p.transactionId, next.delayMs);
+        return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+      }
+      case 'compensate': {
+        const debit: TransactionRecord = {
+          ...record,
+          state: 'pending',
+          attempts: 0,
+          lastWalletCode: null,
+          history: [],
+          balance: null,
+          compensationId: null,
+          error: null,
+          note: null,
+          updatedAt: now,
+        };
+        const started = await transactions.beginCompensation({
+          debit,
+          error: next.error,
+          ...next.progress,
+          compensation: compensationFor(debit, clock()),
+          leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+        });
+        if (started.kind === 'not_pending') return reread(record, session.balance);
+        await duties.enqueueRetry(started.compensationId, 0);
+        logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
+        return failed(next.error);
+      }
+      case 'triage':
+        // Only a compensation rollback is triaged, and those never run inline.
+        throw new Error(`unexpected triage of ${p.kind} ${p.transactionId}`);
+    }
+  }
+
+  /** Someone else (the sweeper) moved the record while this attempt ran: answer what it says now. */
+  async function reread(record: NewTransaction, balance: string): Promise<Answer> {
+    const current = await transactions.get(record.transactionId);
+    return current === undefined ? failed(errors.transactionNotFound()) : storedAnswer(current, balance);
+  }
+
+  /**
+   * An expired session can still be asked about a transaction it made: a repeat with the same body
+   * gets the stored answer (records outlive sessions).
+   */
+  async function answerWithoutSession(sessionId: string, p: Parsed): Promise<Answer> {
+    const existing = await transactions.get(p.transactionId);
+    if (existing === undefined || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
+    const digits = currencyDigits(config, existing.currency);
+    if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());
+    if (existing.bodyHash !== bodyHash(sessionId, p, toMinor(p.amount, digits).toString())) return failed(errors.conflict());
+    return storedAnswer(existing, existing.balance ?? '0');
+  }
+
+  return {
+    bet(sessionId, body) {
+      const parsed = betBody.safeParse(body);
+      if (!parsed.success) return Promise.resolve(failed(errors.validation(fieldIssues(parsed.error))));
+      const b = parsed.data;
+      return run(sessionId, { kind: 'debit', roundId: b.round_id, transactionId: b.transaction_id, betTransactionId: null, amount: b.amount, roundClosed: b.round_closed ?? false });
+    },
+    win(sessionId, body) {
+      return settleLike('credit', sessionId, body);
+    },
+    refund(sessionId, body) {
+      return settleLike('rollback', sessionId, body);
+    },
+  };
+
+  function settleLike(kind: 'credit' | 'rollback', sessionId: string, body: unknown): Promise<Answer> {
+    const parsed = settleBody.safeParse(body);
+    if (!parsed.success) return Promise.resolve(failed(errors.validation(fieldIssues(parsed.error))));
+    const b = parsed.data;
+    return run(sessionId, {
+      kind,
+      roundId: b.round_id,
+      transactionId: b.transaction_id,
+      betTransactionId: b.bet_transaction_id,
+      amount: b.amount,
+      roundClosed: b.round_closed ?? true,
+    });
+  }
+}

@@ -1,0 +1,108 @@
+import type { GatewayConfig } from '../config/env';
+import type { Duties } from '../duties/types';
+import type { Logger } from '../observability/logger';
+import type { SessionStore } from '../store/sessions';
+import type { TransactionStore } from '../store/transactions';
+import type { TransactionError, TransactionView } from '../store/types';
+import type { WalletClient } from '../wallet/protocol';
+
+/** The part of the configuration the use cases read. */
+export type EngineConfig = Pick<
+  GatewayConfig,
+  | 'PROVIDER_ID'
+  | 'GAME_URL_TEMPLATE'
+  | 'CURRENCY_DIGITS'
+  | 'DEFAULT_CURRENCY_DIGITS'
+  | 'MULTI_BET_GAMES'
+  | 'RETRY_DELAY_UNIT'
+  | 'WALLET_TIMEOUT_MS'
+>;
+
+/** Everything a use case needs, passed in (no globals, no HTTP). */
+export interface EngineDeps {
+  readonly wallet: WalletClient;
+  readonly sessions: SessionStore;
+  readonly transactions: TransactionStore;
+  readonly duties: Duties;
+  readonly config: EngineConfig;
+  readonly clock: () => number;
+  readonly logger: Logger;
+}
+
+export interface FieldIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A refusal as the contract's section 4 names it; `fields` only for VALIDATION_FAILED. */
+export interface EngineError extends TransactionError {
+  readonly fields?: readonly FieldIssue[];
+}
+
+/**
+ * What a game-engine call came to. `transactionId` is null for session calls (balance, end);
+ * `balance` is decimal text.
+ */
+export type Answer =
+  | { readonly state: 'succeeded' | 'pending'; readonly transactionId: string | null; readonly balance: string; readonly currency: string }
+  | { readonly state: 'failed'; readonly error: EngineError };
+
+export type LaunchResult =
+  | { readonly kind: 'launched'; readonly sessionId: string; readonly balance: string; readonly currency: string; readonly gameUrl: string }
+  | { readonly kind: 'failed'; readonly error: EngineError };
+
+export type LookupResult = { readonly kind: 'found'; readonly view: TransactionView } | { readonly kind: 'failed'; readonly error: EngineError };
+
+/** What the wallet said to a `status` call, without its body or the token. */
+export interface WalletStatusView {
+  readonly outcome: 'ok' | 'rejected' | 'unknown';
+  readonly walletCode: number | null;
+  readonly message: string;
+  /** The balance the wallet reported (decimal text), on success only. */
+  readonly balance: string | null;
+}
+
+export type VerifyResult =
+  | { readonly kind: 'verified'; readonly view: TransactionView; readonly wallet: WalletStatusView }
+  | { readonly kind: 'failed'; readonly error: EngineError };
+
+export const errors = {
+  validation: (fields: readonly FieldIssue[]): EngineError => ({
+    code: 'VALIDATION_FAILED',
+    walletCode: null,
+    httpStatus: 400,
+    message: `invalid ${fields.map((f) => f.field).join(', ')}`,
+    fields,
+  }),
+  sessionNotFound: (): EngineError => ({ code: 'SESSION_NOT_FOUND', walletCode: null, httpStatus: 404, message: 'unknown session' }),
+  sessionEnded: (): EngineError => ({ code: 'SESSION_ENDED', walletCode: null, httpStatus: 409, message: 'the session was ended' }),
+  transactionNotFound: (): EngineError => ({ code: 'TRANSACTION_NOT_FOUND', walletCode: null, httpStatus: 404, message: 'unknown transaction' }),
+  conflict: (): EngineError => ({
+    code: 'IDEMPOTENCY_CONFLICT',
+    walletCode: null,
+    httpStatus: 409,
+    message: 'this transaction_id was already used with a different body',
+  }),
+  inProgress: (): EngineError => ({
+    code: 'IN_PROGRESS',
+    walletCode: null,
+    httpStatus: 409,
+    message: 'the first request with this transaction_id is still at the wallet; repeat it shortly',
+  }),
+  roundClosed: (): EngineError => ({ code: 'ROUND_CLOSED', walletCode: null, httpStatus: 409, message: 'the round was closed by an earlier call' }),
+  roundHasBet: (): EngineError => ({ code: 'ROUND_HAS_BET', walletCode: null, httpStatus: 409, message: 'the round already has a bet' }),
+  betNotFound: (): EngineError => ({
+    code: 'BET_NOT_FOUND',
+    walletCode: null,
+    httpStatus: 422,
+    message: 'no bet with this bet_transaction_id was recorded for this player and round',
+  }),
+  betAlreadyRefunded: (): EngineError => ({
+    code: 'BET_ALREADY_REFUNDED',
+    walletCode: null,
+    httpStatus: 409,
+    message: 'the bet of this round was already refunded (or is being rolled back)',
+  }),
+} as const;
+
+export const failed = (error: EngineError): Extract<Answer, { state: 'failed' }> => ({ state: 'failed', error });

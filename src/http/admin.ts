@@ -1,0 +1,277 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { jsonNumber, stringifyJson } from '../lib/json';
+import type { Logger } from '../observability/logger';
+import type { TransactionStore } from '../store/transactions';
+import type { TransactionRecord, TransactionState } from '../store/types';
+import { MAX_ID_LENGTH } from '../wallet/protocol';
+
+/**
+ * The operators' pages under /admin: Bull Board at /admin/queues and the transactions API, all
+ * behind HTTP Basic (ADMIN_USER / ADMIN_PASSWORD). Without credentials configured /admin does not
+ * exist (404) rather than being open.
+ */
+
+export interface AdminCredentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+/** What putting a dead record back into the queue came to. */
+export type RedriveResult =
+  | { readonly kind: 'redriven' }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'not_dead'; readonly state: TransactionState };
+
+export interface AdminDeps {
+  /** undefined: /admin answers 404. */
+  credentials: AdminCredentials | undefined;
+  /** Every queue of the project, shown in Bull Board. */
+  queues: readonly Queue[];
+  transactions: Pick<TransactionStore, 'get' | 'listDead'>;
+  /** Moves a dead record back to pending and queues its retries. */
+  redrive(transactionId: string): Promise<RedriveResult>;
+  logger: Logger;
+}
+
+export const ADMIN_BASE_PATH = '/admin';
+export const BULL_BOARD_PATH = `${ADMIN_BASE_PATH}/queues`;
+const REALM = 'Basic realm="wallet-gateway admin", charset="UTF-8"';
+
+// ---------------------------------------------------------------------------------------------
+// answers
+
+function requestIdOf(res: Response): string {
+  // The app's request-id middleware sets the header first; a router used on its own makes one.
+  const given = res.getHeader('x-request-id');
+  if (typeof given === 'string' && given !== '') return given;
+  const id = randomUUID();
+  res.setHeader('x-request-id', id);
+  return id;
+}
+
+/** JSON through the lossless writer: amounts and ids go out as numbers with every digit. */
+function sendJson(res: Response, status: number, body: Record<string, unknown>): void {
+  res.status(status).type('application/json').send(stringifyJson({ ...body, request_id: requestIdOf(res) }));
+}
+
+/** The contract's failure shape (section 4). */
+function sendFailure(res: Response, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  sendJson(res, status, { state: 'failed', error: { code, wallet_code: null, message, ...extra } });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Basic auth
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** Parses `Authorization: Basic base64(user:password)`; undefined when absent or malformed. */
+export function parseBasic(header: string | undefined): AdminCredentials | undefined {
+  const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * Constant-time check of both fields: comparing fixed-length digests hides the lengths too, and
+ * both comparisons always run so the time does not tell which one was wrong.
+ */
+export function credentialsMatch(given: AdminCredentials, expected: AdminCredentials): boolean {
+  const userOk = timingSafeEqual(digest(given.user), digest(expected.user));
+  const passwordOk = timingSafeEqual(digest(given.password), digest(expected.password));
+  return userOk && passwordOk;
+}
+
+function basicAuth(expected: AdminCredentials, logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const given = parseBasic(req.headers.authorization);
+    if (given && credentialsMatch(given, expected)) {
+      res.locals.adminUser = given.user;
+      next();
+      return;
+    }
+    if (given) logger.warn({ method: req.method, path: req.originalUrl.split('?')[0], request_id: requestIdOf(res) }, 'admin: wrong credentials');
+    res.setHeader('www-authenticate', REALM);
+    sendFailure(res, 401, 'UNAUTHORIZED', 'admin routes need HTTP Basic credentials');
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the admin view of a record
+
+const numberOrNull = (text: string | null) => (text === null ? null : jsonNumber(text));
+
+/**
+ * The contract's record view plus what an operator needs to act. Never the wallet request body
+ * (it carries the player's wallet token) nor the token itself.
+ */
+export function adminView(record: TransactionRecord, compensation: TransactionRecord | undefined): Record<string, unknown> {
+  return {
+    transaction_id: record.transactionId,
+    kind: record.kind,
+    state: record.state,
+    session_id: record.sessionId,
+    round_id: record.roundId,
+    amount: jsonNumber(record.amount),
+    attempts: record.attempts,
+    last_wallet_code: record.lastWalletCode,
+    balance: numberOrNull(record.balance),
+    compensation: record.compensationId === null ? null : { transaction_id: record.compensationId, state: compensation?.state ?? null },
+    // operator fields
+    player_id: jsonNumber(record.playerId),
+    site_id: jsonNumber(record.siteId),
+    currency: record.currency,
+    wallet_operation: record.walletOperation,
+    wallet_round_id: record.walletRoundId,
+    round_closed: record.roundClosed,
+    reference_transaction_id: record.referenceTransactionId,
+    is_compensation: record.isCompensation,
+    history: record.history,
+    error: record.error && {
+      code: record.error.code,
+      wallet_code: record.error.walletCode,
+      message: record.error.message,
+      http_status: record.error.httpStatus,
+    },
+    note: record.note,
+    created_at: new Date(record.createdAt).toISOString(),
+    updated_at: new Date(record.updatedAt).toISOString(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// input
+
+const transactionIdSchema = z.string().min(1).max(MAX_ID_LENGTH);
+
+const listQuerySchema = z.strictObject({
+  state: z.literal('dead', { error: "only 'dead' can be listed" }),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+function fieldsOf(error: z.ZodError): Record<string, string> {
+  return Object.fromEntries(
+    error.issues.flatMap((issue) => {
+      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => [key, 'unknown field']);
+      return [[String(issue.path[0] ?? '(query)'), issue.message]];
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// the router
+
+function disabledRouter(): Router {
+  const router = Router();
+  router.use(ADMIN_BASE_PATH, (_req: Request, res: Response) => {
+    sendFailure(res, 404, 'NOT_FOUND', 'the admin pages are off: ADMIN_USER and ADMIN_PASSWORD are not set');
+  });
+  return router;
+}
+
+function bullBoardRouter(queues: readonly Queue[]) {
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'Wallet gateway' } },
+  });
+  return serverAdapter.getRouter() as Router;
+}
+
+/**
+ * Every route under /admin, auth included; mount at the application root (the paths are absolute),
+ * after the request-id middleware.
+ */
+export function createAdminRouter(deps: AdminDeps): Router {
+  if (deps.credentials === undefined) return disabledRouter();
+  const { transactions, logger } = deps;
+  const router = Router();
+
+  router.use(ADMIN_BASE_PATH, basicAuth(deps.credentials, logger));
+
+  const audit = (res: Response, action: string, fields: Record<string, unknown> = {}): void => {
+    logger.info({ admin_user: res.locals.adminUser as string, action, ...fields, request_id: requestIdOf(res) }, 'admin action');
+  };
+
+  // Bull Board polls its API all the time; only what changes something is worth a log line.
+  router.use(BULL_BOARD_PATH, (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') audit(res, 'bull-board', { method: req.method, path: req.path });
+    next();
+  });
+  router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
+
+  async function viewOf(record: TransactionRecord): Promise<Record<string, unknown>> {
+    const compensation = record.compensationId === null ? undefined : await transactions.get(record.compensationId);
+    return adminView(record, compensation);
+  }
+
+  function parseId(req: Request, res: Response): string | undefined {
+    const parsed = transactionIdSchema.safeParse(req.params.id);
+    if (parsed.success) return parsed.data;
+    sendFailure(res, 400, 'VALIDATION_FAILED', 'transaction_id must be 1 to 36 characters', {
+      fields: { transaction_id: parsed.error.issues[0]?.message ?? 'invalid' },
+    });
+    return undefined;
+  }
+
+  router.get(`${ADMIN_BASE_PATH}/transactions`, async (req: Request, res: Response) => {
+    const parsed = listQuerySchema.safeParse(req.query);
+    if (!parsed.success) {
+      sendFailure(res, 400, 'VALIDATION_FAILED', 'bad query', { fields: fieldsOf(parsed.error) });
+      return;
+    }
+    const { offset, limit, state } = parsed.data;
+    audit(res, 'list', { state, offset, limit });
+    const { ids, total } = await transactions.listDead(offset, limit);
+    const records = await Promise.all(ids.map((id) => transactions.get(id)));
+    // A dead record stays until an operator acts, so a gap here is a record removed by hand.
+    const views = await Promise.all(records.filter((r): r is TransactionRecord => r !== undefined).map(viewOf));
+    sendJson(res, 200, { transactions: views, total, offset, limit });
+  });
+
+  router.get(`${ADMIN_BASE_PATH}/transactions/:id`, async (req: Request, res: Response) => {
+    const id = parseId(req, res);
+    if (id === undefined) return;
+    audit(res, 'lookup', { transaction_id: id });
+    const record = await transactions.get(id);
+    if (!record) {
+      sendFailure(res, 404, 'TRANSACTION_NOT_FOUND', `no transaction ${id}`);
+      return;
+    }
+    sendJson(res, 200, { transaction: await viewOf(record) });
+  });
+
+  router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {
+    const id = parseId(req, res);
+    if (id === undefined) return;
+    const result = await deps.redrive(id);
+    audit(res, 'redrive', { transaction_id: id, result: result.kind });
+    if (result.kind === 'not_found') {
+      sendFailure(res, 404, 'TRANSACTION_NOT_FOUND', `no transaction ${id}`);
+      return;
+    }
+    if (result.kind === 'not_dead') {
+      sendFailure(res, 409, 'NOT_DEAD', `transaction ${id} is ${result.state}; only a dead transaction can be redriven`, {
+        transaction_state: result.state,
+      });
+      return;
+    }
+    const record = await transactions.get(id);
+    sendJson(res, 202, { redriven: true, transaction: record ? await viewOf(record) : null });
+  });
+
+  return router;
+}

@@ -1,0 +1,124 @@
+import { Router, type Request, type Response } from 'express';
+import type Redis from 'ioredis';
+import { withDeadline } from '../lib/deadline';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { QueueMetricsCollector } from '../observability/queue-metrics';
+import type { WalletClient } from '../wallet/protocol';
+
+/**
+ * The operators' probes: GET /readyz (Redis and the wallet) and GET /metrics (Prometheus text).
+ * GET /healthz belongs to the app itself: it must answer while anything behind it is down.
+ */
+
+export interface CheckResult {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  /** Names of the checks that failed: 'redis', 'wallet'. */
+  readonly failed: readonly ('redis' | 'wallet')[];
+  readonly checks: { readonly redis: CheckResult; readonly wallet: CheckResult };
+  /** When the checks ran (ms since the epoch); cached answers carry the original time. */
+  readonly checkedAt: number;
+}
+
+export interface ReadinessOptions {
+  redis: Pick<Redis, 'ping'>;
+  wallet: Pick<WalletClient, 'healthCheck'>;
+  /** An answer is reused this long, so a crowd of probes cannot hammer the wallet. Default 1500. */
+  cacheMs?: number;
+  /** Redis must answer PING within this. Default 1000. */
+  redisTimeoutMs?: number;
+  clock?: () => number;
+}
+
+export interface ReadinessProbe {
+  check(): Promise<Readiness>;
+}
+
+async function pingRedis(redis: Pick<Redis, 'ping'>, timeoutMs: number): Promise<CheckResult> {
+  try {
+    const reply = await withDeadline(redis.ping(), timeoutMs, 'PING');
+    return reply === 'PONG' ? { ok: true, detail: 'PONG' } : { ok: false, detail: `PING answered ${reply}` };
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  }
+}
+
+async function checkWallet(wallet: Pick<WalletClient, 'healthCheck'>): Promise<CheckResult> {
+  try {
+    // The client's own per-call deadline (WALLET_TIMEOUT_MS) bounds this.
+    const { healthy, detail } = await wallet.healthCheck();
+    return { ok: healthy, detail };
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  }
+}
+
+export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe {
+  const cacheMs = options.cacheMs ?? 1500;
+  const redisTimeoutMs = options.redisTimeoutMs ?? 1000;
+  const clock = options.clock ?? Date.now;
+  let cached: { value: Readiness; until: number } | undefined;
+  // Probes arriving while a check runs share it rather than start their own.
+  let running: Promise<Readiness> | undefined;
+
+  async function run(): Promise<Readiness> {
+    const [redis, wallet] = await Promise.all([pingRedis(options.redis, redisTimeoutMs), checkWallet(options.wallet)]);
+    const failed = [...(redis.ok ? [] : ['redis' as const]), ...(wallet.ok ? [] : ['wallet' as const])];
+    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock() };
+  }
+
+  return {
+    check() {
+      if (cached && clock() < cached.until) return Promise.resolve(cached.value);
+      running ??= run()
+        .then((value) => {
+          cached = { value, until: clock() + cacheMs };
+          return value;
+        })
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    },
+  };
+}
+
+export interface OperatorRoutesDeps {
+  readiness: ReadinessProbe;
+  metrics: Metrics;
+  /** Refreshes the queue gauges before each scrape. */
+  queueMetrics?: QueueMetricsCollector;
+  logger?: Logger;
+}
+
+/** GET /readyz and GET /metrics; mount at the root, before any auth. */
+export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
+  const router = Router();
+
+  router.get('/readyz', async (_req: Request, res: Response) => {
+    const result = await deps.readiness.check();
+    if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
+    res
+      .status(result.ready ? 200 : 503)
+      .set('cache-control', 'no-store')
+      .json({
+        status: result.ready ? 'ready' : 'unready',
+        failed: result.failed,
+        checks: result.checks,
+        checked_at: new Date(result.checkedAt).toISOString(),
+      });
+  });
+
+  router.get('/metrics', async (_req: Request, res: Response) => {
+    await deps.queueMetrics?.collect();
+    const text = await deps.metrics.registry.metrics();
+    res.status(200).set('content-type', deps.metrics.registry.contentType).set('cache-control', 'no-store').send(text);
+  });
+
+  return router;
+}

@@ -1,0 +1,113 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, loadGatewayConfig, type GatewayConfig } from '../config/env';
+import { createDuties } from '../duties/queues';
+import { createEngine } from '../engine';
+import { createApp } from '../http/app';
+import { createLogger, type Logger } from '../observability/logger';
+import { createMetrics, type Metrics } from '../observability/metrics';
+import { keysFor } from '../store/keys';
+import { closeRedis, createRedis } from '../store/redis';
+import { createSessionStore } from '../store/sessions';
+import { createTransactionStore } from '../store/transactions';
+import { createWalletClient } from '../wallet/client';
+import { hmacSigner } from '../wallet/signer';
+import { walletCallObserver } from './wallet-events';
+
+/**
+ * The gateway process (`npm start`): config → Redis → stores → wallet client → duties → app →
+ * listen. One shutdown: stop accepting, let in-flight requests finish, then close the duties,
+ * the wallet client and Redis, in that order.
+ */
+export interface RunningGateway {
+  readonly url: string;
+  readonly server: Server;
+  readonly metrics: Metrics;
+  shutdown(): Promise<void>;
+}
+
+/** In-flight requests get this long after SIGTERM before their connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+export async function startGateway(config: GatewayConfig, logger: Logger, host?: string): Promise<RunningGateway> {
+  const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
+  const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
+  const keys = keysFor(config.QUEUE_PREFIX);
+  const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
+  const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
+  const metrics = createMetrics();
+  const wallet = createWalletClient({
+    settings: config,
+    signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
+    onCall: walletCallObserver(logger.child({ component: 'wallet' }), metrics),
+  });
+  const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
+  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
+  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.PORT, host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let closing: Promise<void> | undefined;
+  async function shutdown(): Promise<void> {
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections with no request in flight would hold close() open.
+    server.closeIdleConnections();
+    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+    await drained;
+    clearTimeout(cut);
+    await duties.close();
+    await wallet.close();
+    await Promise.all([closeRedis(redis), closeRedis(bullRedis)]);
+  }
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    metrics,
+    shutdown: () => (closing ??= shutdown()),
+  };
+}
+
+async function main(): Promise<void> {
+  let config: GatewayConfig;
+  try {
+    config = loadGatewayConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
+  const gateway = await startGateway(config, logger);
+  logger.info({ port: config.PORT }, 'gateway listening');
+
+  const stop = (signal: string): void => {
+    logger.info({ signal }, 'shutting down');
+    gateway.shutdown().then(
+      () => {
+        logger.info('stopped');
+        logger.flush();
+        process.exitCode = 0;
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        logger.flush();
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}

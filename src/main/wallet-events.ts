@@ -1,0 +1,29 @@
+import { currentRequestId } from '../http/context';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { WalletCallEvent } from '../wallet/protocol';
+
+/**
+ * The wallet client's onCall hook for the gateway: one log line and the metrics per wallet call,
+ * with the gateway request it ran for. The event carries no body and no token.
+ */
+export function walletCallObserver(logger: Logger, metrics: Metrics | undefined): (event: WalletCallEvent) => void {
+  return (event) => {
+    metrics?.walletCalls.inc({ operation: event.operation, outcome: event.outcome, code: event.code === null ? 'none' : String(event.code) });
+    metrics?.walletLatency.observe({ operation: event.operation }, event.latencyMs / 1000);
+    logger[event.outcome === 'unknown' ? 'warn' : 'info'](
+      {
+        request_id: currentRequestId(),
+        wallet_request_id: event.walletRequestId,
+        operation: event.operation,
+        outcome: event.outcome,
+        code: event.code,
+        http_status: event.httpStatus,
+        latency_ms: Math.round(event.latencyMs * 10) / 10,
+        transaction_id: event.transactionId,
+        detail: event.detail,
+      },
+      'wallet call',
+    );
+  };
+}
