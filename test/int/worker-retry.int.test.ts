@@ -1,0 +1,130 @@
+import { retryJobId } from '../../src/duties/queues';
+import { retryDelayMs } from '../../src/duties/retry-policy';
+import { Code } from '../../src/wallet/codes';
+import type { RunningWorker } from '../../workers/worker';
+import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+
+let h: Harness;
+let worker: RunningWorker;
+let player: Player;
+
+beforeAll(async () => {
+  h = await createHarness({ label: 'wretry' });
+  worker = await h.startWorker();
+  player = await h.newPlayer();
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+const settled = (id: string) => h.waitFor(`${id} final`, async () => {
+  const record = await h.store.get(id);
+  return record !== undefined && record.state !== 'pending' ? record : undefined;
+}, 25_000);
+
+/** Gaps between consecutive wallet calls of one transaction, in ms. */
+function gaps(id: string): number[] {
+  const at = callsFor(h.sim, id, 'credit').map((c) => c.at);
+  return at.slice(1).map((t, i) => t - at[i]!);
+}
+
+describe('credit retries on the spec schedule', () => {
+  it('retries 12, 12, 12 after 301, 477, 602 ms, then succeeds with the identical body', async () => {
+    const start = h.sim.ledger.balanceOf(player.fields.player_id)!;
+    const bet = await h.bet(player, '10.00');
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
+    expect((await h.settleInline(player, 'credit', bet, { id, amount: '25.00' })).next).toBe('retry');
+
+    const record = await settled(id);
+    expect(record).toMatchObject({ state: 'succeeded', attempts: 4, lastWalletCode: Code.Success, history: [12, 12, 12, 1] });
+    const calls = callsFor(h.sim, id, 'credit');
+    expect(calls).toHaveLength(4);
+    expect(new Set(calls.map((c) => c.rawBody)).size).toBe(1);
+    const measured = gaps(id);
+    [1, 2, 3].forEach((n, i) => {
+      expect(measured[i]).toBeGreaterThanOrEqual(retryDelayMs(n, 'ms') - 2);
+      expect(measured[i]).toBeLessThan(retryDelayMs(n, 'ms') + 750);
+    });
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+    expect(h.sim.ledger.balanceOf(player.fields.player_id)).toBe((Number(start) - 10 + 25).toFixed(2));
+    expect(await h.sessions.get(player.session.sessionId)).toMatchObject({ balance: h.sim.ledger.balanceOf(player.fields.player_id) });
+  });
+
+  it('stops after 3 retries caused by 34: exactly 4 attempts, then dead and listed', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 50, Code.TransactionNotFound, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const record = await settled(id);
+    expect(record).toMatchObject({ state: 'dead', attempts: 4, lastWalletCode: Code.TransactionNotFound });
+    expect(callsFor(h.sim, id)).toHaveLength(4);
+    expect((await h.store.listDead(0, 100)).ids).toContain(id);
+    expect(await h.sessions.pendingCount(player.session.sessionId)).toBe(0);
+    const dead = await worker.metrics.deadTransactions.get();
+    expect(dead.values.find((v) => v.labels.kind === 'credit')?.value).toBeGreaterThanOrEqual(1);
+    // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ
+    const job = await h.duties.queues.retry.getJob(retryJobId(id));
+    expect(await job?.getState()).toBe('failed');
+    h.sim.faults.clear();
+  });
+
+  it('stops after 10 retries of 12: exactly 11 attempts, then dead', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 50, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const record = await settled(id);
+    expect(record).toMatchObject({ state: 'dead', attempts: 11, lastWalletCode: Code.InternalServiceError });
+    expect(record.note).toMatch(/10 retries/);
+    expect(callsFor(h.sim, id)).toHaveLength(11);
+    const measured = gaps(id);
+    measured.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(retryDelayMs(i + 1, 'ms') - 2));
+    h.sim.faults.clear();
+  }, 40_000);
+
+  it('ends at once on a code outside the retry list', async () => {
+    const bet = await h.bet(player);
+    // The worker makes the first attempt here: a record whose inline call never happened.
+    const claimed = await h.claimOnly(player, 'credit', bet);
+    h.sim.faults.failNext('credit', 1, Code.AmountMismatch, { transactionId: claimed.transactionId });
+    await h.duties.enqueueRetry(claimed.transactionId, 0);
+
+    const record = await settled(claimed.transactionId);
+    expect(record).toMatchObject({ state: 'failed', attempts: 1, lastWalletCode: Code.AmountMismatch });
+    expect(record.error).toMatchObject({ code: 'WALLET_REJECTED', walletCode: Code.AmountMismatch });
+    expect(callsFor(h.sim, claimed.transactionId)).toHaveLength(1);
+    const job = await h.duties.queues.retry.getJob(retryJobId(claimed.transactionId));
+    expect(job?.attemptsMade).toBe(1);
+    expect(await job?.getState()).toBe('failed');
+  });
+
+  it('counts an unknown outcome (a reset connection) as a retry and resends the same bytes', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.ConcurrentRequest, { transactionId: id });
+    h.sim.faults.applyThenDrop('credit', 1, { mode: 'reset', transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const record = await settled(id);
+    expect(record).toMatchObject({ state: 'succeeded', attempts: 3, history: [Code.ConcurrentRequest, 'unknown', Code.Success] });
+    expect(new Set(callsFor(h.sim, id).map((c) => c.rawBody)).size).toBe(1);
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+  });
+
+  it('a second enqueue of the same transaction makes no second job', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 2, Code.UserOffline, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    await h.duties.enqueueRetry(id, 0);
+    await h.duties.enqueueRetry(id, 0);
+
+    const record = await settled(id);
+    expect(record).toMatchObject({ state: 'succeeded', attempts: 3 });
+    expect(callsFor(h.sim, id)).toHaveLength(3);
+  });
+});

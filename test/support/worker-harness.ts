@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { loadWorkerConfig, type WorkerConfig } from '../../src/config/env';
+import { createDuties, type QueueDuties } from '../../src/duties/queues';
+import { afterAttempt } from '../../src/duties/settlement';
+import { compensationFor } from '../../src/duties/compensation';
+import { toMinor } from '../../src/lib/money';
+import { createLogger } from '../../src/observability/logger';
+import { keysFor } from '../../src/store/keys';
+import { closeRedis, createRedis } from '../../src/store/redis';
+import { createSessionStore, type SessionStore } from '../../src/store/sessions';
+import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
+import type { Session, TransactionRecord } from '../../src/store/types';
+import { startSimulator, type RunningSimulator } from '../../src/sim';
+import { createWalletClient } from '../../src/wallet/client';
+import { encodeRequest, type SessionFields, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
+import { hmacSigner } from '../../src/wallet/signer';
+import { startWorker, type RunningWorker } from '../../workers/worker';
+import { deletePrefix, redisUrl, testPrefix } from './prefix';
+
+/**
+ * Real Redis, the real simulator over HTTP, and records made the way the gateway makes them
+ * (claim → inline first attempt read by the shared settlement → store update → duties), so worker
+ * tests drive the background exactly as production does.
+ */
+export const WALLET_USER = 'gateway-test';
+export const WALLET_PASSWORD = 'test-password';
+export const WALLET_SECRET = 'test-signing-secret';
+export const PROVIDER_ID = '42';
+
+export interface HarnessOptions {
+  label: string;
+  env?: Record<string, string>;
+}
+
+export interface Player {
+  session: Session;
+  fields: SessionFields;
+}
+
+export interface Harness {
+  readonly prefix: string;
+  readonly sim: RunningSimulator;
+  readonly redis: Redis;
+  readonly store: TransactionStore;
+  readonly sessions: SessionStore;
+  /** The gateway's side: a client for the inline first attempt. */
+  readonly wallet: WalletClient;
+  readonly duties: QueueDuties;
+  /** Environment of a worker (in-process through loadWorkerConfig, or a child process). */
+  readonly env: Record<string, string>;
+  config(overrides?: Record<string, string>): WorkerConfig;
+  startWorker(overrides?: Record<string, string>): Promise<RunningWorker>;
+  /** Authenticates a fresh token at the simulator and opens a gateway session for it. */
+  newPlayer(): Promise<Player>;
+  /** A debit claimed and applied at the wallet (a bet the engine got 200 for). */
+  bet(player: Player, amount?: string, options?: { roundId?: string }): Promise<TransactionRecord>;
+  /**
+   * A win or refund of `bet` as the gateway handles it: claim, inline first attempt, settle, and
+   * the retry job when the settlement says retry. Returns the inline outcome's next step kind.
+   */
+  settleInline(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; amount?: string }): Promise<{ id: string; next: string }>;
+  /** A claimed win or refund whose first attempt never happened (its lease ends after leaseMs). */
+  claimOnly(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; leaseMs?: number }): Promise<TransactionRecord>;
+  /** A debit whose inline answer says compensate: the gateway's beginCompensation and its job. */
+  refusedDebit(player: Player, amount?: string): Promise<{ debit: TransactionRecord; compensationId: string; outcome: WalletOutcome }>;
+  waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+/** A fresh win/refund id (at most 36 characters, as the contract allows). */
+export function newId(kind: 'credit' | 'rollback'): string {
+  return `${kind === 'credit' ? 'w' : 'r'}-${randomUUID().slice(0, 30)}`;
+}
+
+export async function createHarness(options: HarnessOptions): Promise<Harness> {
+  const prefix = testPrefix(options.label);
+  const sim = await startSimulator({ basicUser: WALLET_USER, basicPassword: WALLET_PASSWORD, signingSecret: WALLET_SECRET });
+  const env: Record<string, string> = {
+    REDIS_URL: redisUrl(),
+    QUEUE_PREFIX: prefix,
+    WALLET_BASE_URL: sim.url,
+    WALLET_BASIC_USER: WALLET_USER,
+    WALLET_BASIC_PASSWORD: WALLET_PASSWORD,
+    WALLET_SIGNING_SECRET: WALLET_SECRET,
+    WALLET_TIMEOUT_MS: '1000',
+    PROVIDER_ID,
+    RETRY_DELAY_UNIT: 'ms',
+    SWEEP_INTERVAL_MS: '60000',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    WORKER_CONCURRENCY: '20',
+    ...options.env,
+  };
+  const config = (overrides: Record<string, string> = {}): WorkerConfig => loadWorkerConfig({ ...env, ...overrides });
+  const base = config();
+  const redis = createRedis(redisUrl());
+  const bullmq = createRedis(redisUrl(), { forBullmq: true });
+  const keys = keysFor(prefix);
+  const store = createTransactionStore(redis, keys, 3600);
+  const sessions = createSessionStore(redis, keys, 3600);
+  const wallet = createWalletClient({
+    settings: base,
+    signer: hmacSigner(WALLET_SECRET, 'sha256', 'hex'),
+  });
+  const duties = createDuties({ connection: bullmq, prefix });
+  const workers: RunningWorker[] = [];
+
+  async function newPlayer(): Promise<Player> {
+    seq += 1;
+    const fields: SessionFields = {
+      token: randomUUID(),
+      player_id: String(7_000_000_000_000_000_000n + BigInt(seq) * 1000n + BigInt(process.pid % 1000)),
+      site_id: '7',
+      provider_id: PROVIDER_ID,
+      game_id: 'slot-1',
+      currency: 'EUR',
+    };
+    const auth = await wallet.call('authenticate', fields);
+    if (auth.kind !== 'ok') throw new Error(`authenticate failed: ${JSON.stringify(auth)}`);
+    const session = await sessions.create(
+      { token: fields.token, playerId: fields.player_id, siteId: fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: auth.response.balance },
+      Date.now(),
+    );
+    return { session, fields };
+  }
+
+  function newRecord(player: Player, kind: 'debit' | 'credit' | 'rollback', id: string, roundId: string, amount: string, reference: string | null): NewTransaction {
+    const common = { ...player.fields, amount, round_id: roundId, transaction_id: id };
+    const walletBody =
+      kind === 'debit'
+        ? encodeRequest('debit', { ...common, round_closed: false })
+        : encodeRequest(kind, { ...common, reference_transaction_id: reference!, round_closed: true });
+    return {
+      transactionId: id,
+      kind,
+      sessionId: player.session.sessionId,
+      playerId: player.fields.player_id,
+      siteId: player.fields.site_id,
+      roundId,
+      walletRoundId: roundId,
+      amount,
+      currency: 'EUR',
+      roundClosed: kind !== 'debit',
+      referenceTransactionId: reference,
+      bodyHash: `hash-${id}`,
+      walletOperation: kind,
+      walletBody,
+      isCompensation: false,
+      createdAt: Date.now(),
+    };
+  }
+
+  async function claim(record: NewTransaction, leaseMs = 10_000): Promise<TransactionRecord> {
+    const result = await store.claim({ record, amountMinor: toMinor(record.amount, 2).toString(), leaseUntil: Date.now() + leaseMs });
+    if (result.kind !== 'claimed') throw new Error(`claim ${record.transactionId}: ${result.kind}`);
+    return (await store.get(record.transactionId))!;
+  }
+
+  const harness: Harness = {
+    prefix,
+    sim,
+    redis,
+    store,
+    sessions,
+    wallet,
+    duties,
+    env,
+    config,
+    async startWorker(overrides = {}) {
+      const cfg = config(overrides);
+      const running = await startWorker({ config: cfg, logger: createLogger({ level: cfg.LOG_LEVEL, name: 'test-worker' }) });
+      workers.push(running);
+      return running;
+    },
+    newPlayer,
+
+    async bet(player, amount = '10.00', opts = {}) {
+      const id = `b-${randomUUID().slice(0, 30)}`;
+      const record = await claim(newRecord(player, 'debit', id, opts.roundId ?? randomUUID(), amount, null));
+      const outcome = await wallet.send('debit', record.walletBody);
+      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      if (next.kind !== 'settle' || !(await store.settle(record, next.update))) throw new Error(`bet ${id} not settled: ${JSON.stringify(outcome)}`);
+      return (await store.get(id))!;
+    },
+
+    async settleInline(player, kind, bet, opts = {}) {
+      const id = opts.id ?? newId(kind);
+      const amount = opts.amount ?? (kind === 'rollback' ? bet.amount : '25.00');
+      const record = await claim(newRecord(player, kind, id, bet.roundId, amount, bet.transactionId));
+      const outcome = await wallet.send(kind, record.walletBody);
+      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      if (next.kind === 'settle' || next.kind === 'retry') await store.settle(record, next.update);
+      if (next.kind === 'retry') await duties.enqueueRetry(id, next.delayMs);
+      return { id, next: next.kind };
+    },
+
+    async claimOnly(player, kind, bet, opts = {}) {
+      const amount = kind === 'rollback' ? bet.amount : '25.00';
+      return claim(newRecord(player, kind, opts.id ?? newId(kind), bet.roundId, amount, bet.transactionId), opts.leaseMs ?? 10_000);
+    },
+
+    async refusedDebit(player, amount = '10.00') {
+      const id = `b-${randomUUID().slice(0, 30)}`;
+      const record = await claim(newRecord(player, 'debit', id, randomUUID(), amount, null));
+      const outcome = await wallet.send('debit', record.walletBody);
+      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      if (next.kind !== 'compensate') throw new Error(`debit ${id} was not refused for compensation: ${JSON.stringify(outcome)}`);
+      const started = await store.beginCompensation({
+        debit: record,
+        error: next.error,
+        ...next.progress,
+        compensation: compensationFor(record, Date.now()),
+        leaseUntil: Date.now() + 10_000,
+      });
+      if (started.kind === 'not_pending') throw new Error('compensation not started');
+      await duties.enqueueRetry(started.compensationId, 0);
+      return { debit: (await store.get(id))!, compensationId: started.compensationId, outcome };
+    },
+
+    async waitFor(what, probe, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = await probe();
+        if (value !== undefined && value !== false) return value as never;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await duties.close();
+      await wallet.close();
+      await sim.close();
+      await deletePrefix(prefix);
+      await Promise.all([closeRedis(redis), closeRedis(bullmq)]);
+    },
+  };
+  return harness;
+}
+
+/** Calls the simulator saw for one transaction id, in order. */
+export function callsFor(sim: RunningSimulator, transactionId: string, operation?: string) {
+  return sim.calls().filter((c) => c.transactionId === transactionId && (operation === undefined || c.operation === operation));
+}
