@@ -1,0 +1,329 @@
+import request from 'supertest';
+import { retryJobId } from '../../src/duties/queues';
+import { Code } from '../../src/wallet/codes';
+import { API_KEY, engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
+
+const U64_MAX = '18446744073709551615';
+let h: Harness;
+/** Every engine answer body seen, to check no token ever went back to the engine. */
+const answers: string[] = [];
+const tokens: string[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({ label: 'gw-engine' });
+});
+
+afterAll(async () => {
+  const all = answers.join('\n');
+  const logs = h.logs.join('\n');
+  for (const token of tokens) {
+    expect(all).not.toContain(token);
+    expect(logs).not.toContain(token);
+  }
+  await h.close();
+});
+
+beforeEach(() => {
+  h.sim.faults.clear();
+  h.sim.clearCalls();
+});
+
+async function session(o: Parameters<typeof launch>[1] = {}) {
+  const s = await launch(h, o);
+  tokens.push(s.token);
+  return s;
+}
+
+async function post(path: string, b: Record<string, unknown> | string = {}) {
+  const res = await engine(h, path, b);
+  answers.push(res.text);
+  return res;
+}
+
+const walletCalls = (op: string) => h.sim.calls().filter((c) => c.operation === op);
+
+describe('happy paths', () => {
+  it('balance, bet, win, refund, end, transaction lookup and verify', async () => {
+    const { sessionId, playerId } = await session();
+
+    const balance = await post(`/sessions/${sessionId}/balance`);
+    expect(balance.status).toBe(200);
+    expect(balance.body).toEqual({ state: 'succeeded', transaction_id: null, balance: 1000, currency: 'EUR', request_id: balance.headers['x-request-id'] });
+
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'r1', transaction_id: uniqueId('bet'), amount: '10.10' });
+    expect(bet.status).toBe(200);
+    expect(bet.text).toContain('"balance":989.90');
+    expect(bet.body.state).toBe('succeeded');
+    expect(walletCalls('debit')[0]?.rawBody).toContain('"amount":10.10');
+
+    const win = await post(`/sessions/${sessionId}/win`, { round_id: 'r1', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '20' });
+    expect(win.status).toBe(200);
+    expect(win.text).toContain('"balance":1009.90');
+    const credit = walletCalls('credit')[0];
+    expect(credit?.rawBody).toContain(`"reference_transaction_id":"${bet.body.transaction_id}"`);
+    expect(credit?.rawBody).toContain('"round_closed":true');
+
+    const bet2 = await post(`/sessions/${sessionId}/bet`, { round_id: 'r2', transaction_id: uniqueId('bet'), amount: '5' });
+    const refund = await post(`/sessions/${sessionId}/refund`, { round_id: 'r2', transaction_id: uniqueId('ref'), bet_transaction_id: bet2.body.transaction_id, amount: '5.00' });
+    expect(refund.status).toBe(200);
+    expect(refund.body.balance).toBe(1009.9);
+    expect(walletCalls('rollback')[0]?.rawBody).toContain(`"reference_transaction_id":"${bet2.body.transaction_id}"`);
+
+    const view = await request(h.url).get(`/engine/v1/transactions/${bet.body.transaction_id}`).set('Authorization', `Bearer ${API_KEY}`);
+    answers.push(view.text);
+    expect(view.status).toBe(200);
+    expect(view.body).toEqual({
+      transaction_id: bet.body.transaction_id,
+      kind: 'debit',
+      state: 'succeeded',
+      session_id: sessionId,
+      round_id: 'r1',
+      amount: 10.1,
+      attempts: 1,
+      last_wallet_code: 1,
+      balance: 989.9,
+      compensation: null,
+      request_id: view.headers['x-request-id'],
+    });
+    expect(view.text).toContain('"amount":10.10');
+
+    const verify = await post(`/transactions/${win.body.transaction_id}/verify`);
+    expect(verify.status).toBe(200);
+    expect(verify.body).toMatchObject({ transaction_id: win.body.transaction_id, kind: 'credit', state: 'succeeded', wallet: { outcome: 'ok', wallet_code: 1 } });
+    const status = walletCalls('status')[0];
+    expect(status?.body).toMatchObject({ action: 'credit', transaction_id: win.body.transaction_id, round_id: 'r1', amount: '20' });
+
+    const end = await post(`/sessions/${sessionId}/end`);
+    expect(end.status).toBe(200);
+    expect(end.body).toMatchObject({ state: 'succeeded', balance: 1009.9, currency: 'EUR' });
+    expect(walletCalls('terminate')).toHaveLength(1);
+    expect((await h.sessions.get(sessionId))?.state).toBe('ended');
+    expect(h.sim.ledger.balanceOf(playerId)).toBe('1009.90');
+
+    const after = await post(`/sessions/${sessionId}/bet`, { round_id: 'r3', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(after.status).toBe(409);
+    expect(after.body.error.code).toBe('SESSION_ENDED');
+    const again = await post(`/sessions/${sessionId}/end`);
+    expect(again.status).toBe(200);
+    expect(walletCalls('terminate')).toHaveLength(1);
+  });
+
+  it('keeps ids of 2^64−1 and amounts exact end to end', async () => {
+    const { sessionId } = await session({ playerId: U64_MAX, siteId: U64_MAX, currency: 'BHD' });
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'big', transaction_id: uniqueId('bet'), amount: '0.125' });
+    expect(bet.status).toBe(200);
+    const raw = walletCalls('debit')[0]?.rawBody ?? '';
+    expect(raw).toContain(`"player_id":${U64_MAX}`);
+    expect(raw).toContain(`"site_id":${U64_MAX}`);
+    expect(raw).toContain(`"provider_id":${U64_MAX}`);
+    expect(raw).toContain('"amount":0.125');
+    expect(bet.text).toContain('"balance":999.875');
+  });
+
+  it('counts engine requests and wallet calls in the metrics', async () => {
+    const { sessionId } = await session();
+    await post(`/sessions/${sessionId}/balance`);
+    const text = await h.metrics.registry.metrics();
+    expect(text).toMatch(/engine_requests_total\{route="\/engine\/v1\/sessions\/:sessionId\/balance",status="200"\} [1-9]/);
+    expect(text).toMatch(/wallet_calls_total\{operation="balance",outcome="ok",code="1"\} [1-9]/);
+  });
+});
+
+describe('contract error codes', () => {
+  it('SESSION_NOT_FOUND and TRANSACTION_NOT_FOUND', async () => {
+    const bet = await post('/sessions/AAAAAAAAAAAAAAAAAAAAAA/bet', { round_id: 'r', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(bet.status).toBe(404);
+    expect(bet.body).toEqual({ state: 'failed', error: { code: 'SESSION_NOT_FOUND', wallet_code: null, message: expect.any(String) }, request_id: expect.any(String) });
+    const balance = await post('/sessions/nope/balance');
+    expect(balance.status).toBe(404);
+    const tx = await request(h.url).get('/engine/v1/transactions/unknown-tx').set('Authorization', `Bearer ${API_KEY}`);
+    expect(tx.status).toBe(404);
+    expect(tx.body.error.code).toBe('TRANSACTION_NOT_FOUND');
+    const verify = await post('/transactions/unknown-tx/verify');
+    expect(verify.status).toBe(404);
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+
+  it('UNAUTHORIZED without or with a wrong Bearer key', async () => {
+    for (const header of [undefined, 'Bearer wrong', `Basic ${API_KEY}`, `Bearer ${API_KEY}x`]) {
+      const req = request(h.url).post('/engine/v1/sessions/x/balance').send('{}');
+      const res = await (header === undefined ? req : req.set('Authorization', header));
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.body.error.code).toBe('UNAUTHORIZED');
+    }
+  });
+
+  it('PAYLOAD_TOO_LARGE over 16 KiB', async () => {
+    const { sessionId } = await session();
+    const res = await post(`/sessions/${sessionId}/bet`, JSON.stringify({ round_id: 'x'.repeat(17 * 1024) }));
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('ROUND_HAS_BET, ROUND_CLOSED (which wins) and BET_NOT_FOUND, with no wallet call', async () => {
+    const { sessionId } = await session();
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'r', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(bet.status).toBe(200);
+    h.sim.clearCalls();
+
+    const second = await post(`/sessions/${sessionId}/bet`, { round_id: 'r', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(second.status).toBe(409);
+    expect(second.body.error.code).toBe('ROUND_HAS_BET');
+
+    const strayWin = await post(`/sessions/${sessionId}/win`, { round_id: 'r', transaction_id: uniqueId('win'), bet_transaction_id: 'no-such-bet', amount: '1' });
+    expect(strayWin.status).toBe(422);
+    expect(strayWin.body.error.code).toBe('BET_NOT_FOUND');
+    const otherRound = await post(`/sessions/${sessionId}/win`, { round_id: 'other', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '1' });
+    expect(otherRound.body.error.code).toBe('BET_NOT_FOUND');
+    expect(h.sim.calls()).toHaveLength(0);
+
+    const win = await post(`/sessions/${sessionId}/win`, { round_id: 'r', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '0' });
+    expect(win.status).toBe(200);
+    h.sim.clearCalls();
+    const late = await post(`/sessions/${sessionId}/bet`, { round_id: 'r', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(late.status).toBe(409);
+    expect(late.body.error.code).toBe('ROUND_CLOSED');
+    const lateWin = await post(`/sessions/${sessionId}/win`, { round_id: 'r', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '1' });
+    expect(lateWin.body.error.code).toBe('ROUND_CLOSED');
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+
+  it('a win in another session of the same player finds the bet', async () => {
+    const first = await session();
+    const bet = await post(`/sessions/${first.sessionId}/bet`, { round_id: 'rr', transaction_id: uniqueId('bet'), amount: '2' });
+    const second = await session({ playerId: first.playerId });
+    const win = await post(`/sessions/${second.sessionId}/win`, { round_id: 'rr', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '3' });
+    expect(win.status).toBe(200);
+  });
+
+  it('refund rules: amount must match, one refund per bet, an unseen bet is still forwarded', async () => {
+    const { sessionId } = await session();
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'rf', transaction_id: uniqueId('bet'), amount: '5' });
+    const wrong = await post(`/sessions/${sessionId}/refund`, { round_id: 'rf', transaction_id: uniqueId('ref'), bet_transaction_id: bet.body.transaction_id, amount: '4.99' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'amount', message: expect.any(String) }] });
+
+    const refundArgs = { round_id: 'rf', bet_transaction_id: bet.body.transaction_id, amount: '5.0', round_closed: false };
+    const ok = await post(`/sessions/${sessionId}/refund`, { ...refundArgs, transaction_id: uniqueId('ref') });
+    expect(ok.status).toBe(200);
+    const twice = await post(`/sessions/${sessionId}/refund`, { ...refundArgs, transaction_id: uniqueId('ref') });
+    expect(twice.status).toBe(409);
+    expect(twice.body.error.code).toBe('BET_ALREADY_REFUNDED');
+
+    h.sim.clearCalls();
+    const unseen = await post(`/sessions/${sessionId}/refund`, { round_id: 'ghost', transaction_id: uniqueId('ref'), bet_transaction_id: 'never-seen', amount: '1' });
+    expect(walletCalls('rollback')).toHaveLength(1);
+    // The simulator answers 34 (no such debit), a code the spec says to retry.
+    expect(unseen.status).toBe(202);
+  });
+
+  it('WALLET_REJECTED with the spec status, 422 outside the table; a refused bet gives its round back', async () => {
+    const { sessionId } = await session();
+    const broke = await post(`/sessions/${sessionId}/bet`, { round_id: 'wr', transaction_id: uniqueId('bet'), amount: '5000' });
+    expect(broke.status).toBe(422);
+    expect(broke.body.error).toMatchObject({ code: 'WALLET_REJECTED', wallet_code: Code.InsufficientFunds });
+
+    h.sim.faults.failNext('debit', 1, Code.UserOffline);
+    const offline = await post(`/sessions/${sessionId}/bet`, { round_id: 'wr', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(offline.status).toBe(403);
+    expect(offline.body.error).toMatchObject({ code: 'WALLET_REJECTED', wallet_code: Code.UserOffline });
+
+    const retried = await post(`/sessions/${sessionId}/bet`, { round_id: 'wr', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(retried.status).toBe(200);
+  });
+
+  it('SESSION_ENDED for a bet once end was asked', async () => {
+    const { sessionId } = await session();
+    await post(`/sessions/${sessionId}/end`);
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'x', transaction_id: uniqueId('bet'), amount: '1' });
+    expect(bet.status).toBe(409);
+    expect(bet.body.error.code).toBe('SESSION_ENDED');
+    const balance = await post(`/sessions/${sessionId}/balance`);
+    expect(balance.body.error.code).toBe('SESSION_ENDED');
+  });
+});
+
+describe('multi_bet games', () => {
+  it('sends each bet in its own wallet round and a win in its bet’s round', async () => {
+    const { sessionId } = await session({ gameId: 'multi-game' });
+    const b1 = uniqueId('bet');
+    const b2 = uniqueId('bet');
+    const first = await post(`/sessions/${sessionId}/bet`, { round_id: 'm', transaction_id: b1, amount: '1' });
+    const second = await post(`/sessions/${sessionId}/bet`, { round_id: 'm', transaction_id: b2, amount: '2' });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(walletCalls('debit').map((c) => c.body?.round_id)).toEqual([b1, b2]);
+
+    const win = await post(`/sessions/${sessionId}/win`, { round_id: 'm', transaction_id: uniqueId('win'), bet_transaction_id: b2, amount: '4' });
+    expect(win.status).toBe(200);
+    expect(walletCalls('credit')[0]?.body).toMatchObject({ round_id: b2, reference_transaction_id: b2 });
+    expect(win.body.balance).toBe(1001);
+
+    const refund = await post(`/sessions/${sessionId}/refund`, { round_id: 'm', transaction_id: uniqueId('ref'), bet_transaction_id: b1, amount: '1' });
+    expect(refund.status).toBe(200);
+    expect(walletCalls('rollback')[0]?.body).toMatchObject({ round_id: b1, reference_transaction_id: b1 });
+
+    // A win must still name a bet of the same engine round.
+    const b3 = uniqueId('bet');
+    await post(`/sessions/${sessionId}/bet`, { round_id: 'm', transaction_id: b3, amount: '1' });
+    const stray = await post(`/sessions/${sessionId}/win`, { round_id: 'other', transaction_id: uniqueId('win'), bet_transaction_id: b3, amount: '1' });
+    expect(stray.body.error.code).toBe('BET_NOT_FOUND');
+  });
+});
+
+describe('wallet trouble handed to the background', () => {
+  it('a win answered 12 inline answers 202 pending and its retry job is in Redis', async () => {
+    const { sessionId } = await session();
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'p', transaction_id: uniqueId('bet'), amount: '1' });
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError);
+    const winId = uniqueId('win');
+    const win = await post(`/sessions/${sessionId}/win`, { round_id: 'p', transaction_id: winId, bet_transaction_id: bet.body.transaction_id, amount: '2' });
+    expect(win.status).toBe(202);
+    expect(win.body).toEqual({ state: 'pending', transaction_id: winId, balance: 999, currency: 'EUR', request_id: expect.any(String) });
+    const job = await h.duties.queues.retry.getJob(retryJobId(winId));
+    expect(job?.data).toEqual({ transactionId: winId });
+    expect(await h.transactions.get(winId)).toMatchObject({ state: 'pending', attempts: 1, lastWalletCode: 12, history: [12] });
+
+    // A repeat gets the stored pending answer, no wallet call.
+    h.sim.clearCalls();
+    const repeat = await post(`/sessions/${sessionId}/win`, { round_id: 'p', transaction_id: winId, bet_transaction_id: bet.body.transaction_id, amount: '2' });
+    expect(repeat.status).toBe(202);
+    expect(h.sim.calls()).toHaveLength(0);
+
+    // end waits for the pending credit: 202 and a terminate job, no terminate call yet.
+    const end = await post(`/sessions/${sessionId}/end`);
+    expect(end.status).toBe(202);
+    expect(end.body.state).toBe('pending');
+    expect(walletCalls('terminate')).toHaveLength(0);
+    expect(await h.duties.queues.terminate.getJobs(['waiting', 'delayed'])).toEqual(
+      expect.arrayContaining([expect.objectContaining({ data: { sessionId } })]),
+    );
+    expect((await h.sessions.get(sessionId))?.state).toBe('ending');
+  });
+
+  it.each([
+    ['code 12', () => h.sim.faults.failNext('debit', 1, Code.InternalServiceError), 500, 'WALLET_REJECTED', 12],
+    ['an unparseable answer', () => h.sim.faults.nonJson('debit', 1), 503, 'WALLET_UNAVAILABLE', null],
+  ])('a debit answered with %s is refused and its compensation queued', async (_label, arm, status, code, walletCode) => {
+    const { sessionId } = await session();
+    arm();
+    const betId = uniqueId('bet');
+    const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'c', transaction_id: betId, amount: '1' });
+    expect(bet.status).toBe(status);
+    expect(bet.body.error).toMatchObject({ code, wallet_code: walletCode });
+    const record = await h.transactions.get(betId);
+    expect(record).toMatchObject({ state: 'compensating', attempts: 1 });
+    const compensationId = record?.compensationId as string;
+    expect(await h.transactions.get(compensationId)).toMatchObject({ kind: 'rollback', state: 'pending', referenceTransactionId: betId });
+    expect((await h.duties.queues.retry.getJob(retryJobId(compensationId)))?.data).toEqual({ transactionId: compensationId });
+
+    const view = await request(h.url).get(`/engine/v1/transactions/${betId}`).set('Authorization', `Bearer ${API_KEY}`);
+    expect(view.body).toMatchObject({ state: 'compensating', compensation: { transaction_id: compensationId, state: 'pending' } });
+
+    // the refusal is the stored answer
+    h.sim.clearCalls();
+    const repeat = await post(`/sessions/${sessionId}/bet`, { round_id: 'c', transaction_id: betId, amount: '1' });
+    expect(repeat.status).toBe(status);
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+});
