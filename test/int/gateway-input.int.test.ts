@@ -1,0 +1,102 @@
+import request from 'supertest';
+import { API_KEY, engine, launch, startHarness, txKeyCount, type Harness } from '../support/gateway-harness';
+
+/**
+ * Malformed engine requests: each gets 400/401/413, causes no wallet call and writes no
+ * transaction record.
+ */
+let h: Harness;
+let eur: string;
+let jpy: string;
+
+beforeAll(async () => {
+  h = await startHarness({ label: 'gw-input' });
+  eur = (await launch(h, { currency: 'EUR' })).sessionId;
+  jpy = (await launch(h, { currency: 'JPY' })).sessionId;
+  h.sim.clearCalls();
+});
+
+afterAll(async () => {
+  expect(await txKeyCount(h)).toBe(0);
+  await h.close();
+});
+
+const bet = (fields: string) => ({ path: () => `/sessions/${eur}/bet`, raw: fields });
+const ok = '"round_id":"r1","transaction_id":"t1"';
+
+interface Case {
+  path: () => string;
+  raw: string;
+  status?: number;
+  fields?: string[];
+  auth?: string | null;
+  method?: 'get';
+}
+
+const cases: [string, Case][] = [
+  ['an empty bet body', { ...bet(''), fields: ['round_id', 'transaction_id', 'amount'] }],
+  ['broken JSON', { ...bet('{"round_id":'), fields: ['body'] }],
+  ['a JSON array', { ...bet('[]'), fields: ['body'] }],
+  ['a JSON string', { ...bet('"bet"'), fields: ['body'] }],
+  ['NaN as amount', { ...bet(`{${ok},"amount":NaN}`), fields: ['body'] }],
+  ['the amount as a string', { ...bet(`{${ok},"amount":"10"}`), fields: ['amount'] }],
+  ['a negative amount', { ...bet(`{${ok},"amount":-1}`), fields: ['amount'] }],
+  ['a zero bet', { ...bet(`{${ok},"amount":0}`), fields: ['amount'] }],
+  ['an amount in exponent notation', { ...bet(`{${ok},"amount":1e2}`), fields: ['amount'] }],
+  ['three fraction digits in EUR', { ...bet(`{${ok},"amount":1.005}`), fields: ['amount'] }],
+  ['a fraction in JPY', { path: () => `/sessions/${jpy}/bet`, raw: `{${ok},"amount":1.5}`, fields: ['amount'] }],
+  ['an empty round_id', { ...bet('{"round_id":"","transaction_id":"t1","amount":1}'), fields: ['round_id'] }],
+  ['a 37-character transaction_id', { ...bet(`{"round_id":"r","transaction_id":"${'x'.repeat(37)}","amount":1}`), fields: ['transaction_id'] }],
+  ['a numeric transaction_id', { ...bet('{"round_id":"r","transaction_id":123,"amount":1}'), fields: ['transaction_id'] }],
+  ['round_closed as a string', { ...bet(`{${ok},"amount":1,"round_closed":"true"}`), fields: ['round_closed'] }],
+  ['an unknown field', { ...bet(`{${ok},"amount":1,"player_id":5}`), fields: ['player_id'] }],
+  ['several bad fields at once', { ...bet('{"round_id":7,"amount":-2,"x":1,"y":2}'), fields: ['round_id', 'transaction_id', 'amount', 'x', 'y'] }],
+  ['a win without bet_transaction_id', { path: () => `/sessions/${eur}/win`, raw: `{${ok},"amount":1}`, fields: ['bet_transaction_id'] }],
+  ['a refund with a null bet_transaction_id', { path: () => `/sessions/${eur}/refund`, raw: `{${ok},"bet_transaction_id":null,"amount":1}`, fields: ['bet_transaction_id'] }],
+  ['a win with three fraction digits', { path: () => `/sessions/${eur}/win`, raw: `{${ok},"bet_transaction_id":"b","amount":0.001}`, fields: ['amount'] }],
+  ['a balance body with a field', { path: () => `/sessions/${eur}/balance`, raw: '{"currency":"EUR"}', fields: ['currency'] }],
+  ['an end body with a field', { path: () => `/sessions/${eur}/end`, raw: '{"force":true}', fields: ['force'] }],
+  ['a verify body with a field', { path: () => '/transactions/t1/verify', raw: '{"action":"debit"}', fields: ['action'] }],
+  ['a 37-character transaction id in the path', { path: () => `/transactions/${'y'.repeat(37)}`, raw: '', method: 'get', fields: ['transaction_id'] }],
+  ['no Authorization', { ...bet(`{${ok},"amount":1}`), auth: null, status: 401 }],
+  ['a wrong Bearer key', { ...bet(`{${ok},"amount":1}`), auth: 'Bearer nope', status: 401 }],
+  ['the key without the Bearer scheme', { ...bet(`{${ok},"amount":1}`), auth: API_KEY, status: 401 }],
+  ['a body over 16 KiB', { ...bet(`{${ok},"amount":1,"pad":"${'p'.repeat(16 * 1024)}"}`), status: 413 }],
+];
+
+describe('malformed engine requests', () => {
+  it.each(cases)('%s', async (_label, c) => {
+    const before = await txKeyCount(h);
+    let req;
+    if (c.method === 'get') req = request(h.url).get(`/engine/v1${c.path()}`).set('Authorization', `Bearer ${API_KEY}`);
+    else if (c.auth === undefined) req = engine(h, c.path(), c.raw);
+    else {
+      req = request(h.url).post(`/engine/v1${c.path()}`).set('Content-Type', 'application/json');
+      if (c.auth !== null) req = req.set('Authorization', c.auth);
+      req = req.send(c.raw);
+    }
+    const res = await req;
+    const status = c.status ?? 400;
+    expect(res.status).toBe(status);
+    expect(res.body.state).toBe('failed');
+    expect(res.body.request_id).toBe(res.headers['x-request-id']);
+    expect(res.body.error.code).toBe({ 400: 'VALIDATION_FAILED', 401: 'UNAUTHORIZED', 413: 'PAYLOAD_TOO_LARGE' }[status]);
+    if (c.fields) expect((res.body.error.fields as { field: string }[]).map((f) => f.field).sort()).toEqual([...c.fields].sort());
+    expect(h.sim.calls()).toHaveLength(0);
+    expect(await txKeyCount(h)).toBe(before);
+  });
+
+  it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
+    const kept = await engine(h, `/sessions/${eur}/bet`, '{}').set('X-Request-Id', 'engine-req-42');
+    expect(kept.headers['x-request-id']).toBe('engine-req-42');
+    expect(kept.body.request_id).toBe('engine-req-42');
+    const replaced = await engine(h, `/sessions/${eur}/bet`, '{}').set('X-Request-Id', 'bad id with spaces');
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers an unknown route with 404 in the same shape', async () => {
+    const res = await engine(h, `/sessions/${eur}/cashout`, '{}');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ state: 'failed', error: { code: 'NOT_FOUND' } });
+  });
+});
