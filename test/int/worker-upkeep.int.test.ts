@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import { ensureRetryJob, retryJobId } from '../../src/duties/queues';
+import { redrive } from '../../src/duties/redrive';
+import { Code } from '../../src/wallet/codes';
+import { encodeRequest } from '../../src/wallet/protocol';
+import type { RunningWorker } from '../../workers/worker';
+import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+
+let h: Harness;
+let worker: RunningWorker;
+let player: Player;
+
+beforeAll(async () => {
+  h = await createHarness({ label: 'wupkeep', env: { WALLET_TIMEOUT_MS: '400' } });
+  worker = await h.startWorker();
+  player = await h.newPlayer();
+});
+
+afterEach(() => h.sim.faults.clear());
+
+afterAll(async () => {
+  await h.close();
+});
+
+const balance = (p: Player = player) => h.sim.ledger.balanceOf(p.fields.player_id)!;
+const inState = (id: string, state: string, timeoutMs = 20_000) =>
+  h.waitFor(`${id} ${state}`, async () => {
+    const record = await h.store.get(id);
+    return record?.state === state ? record : undefined;
+  }, timeoutMs);
+
+describe('sweeper', () => {
+  it('re-queues a pending credit that has no job behind it', async () => {
+    const bet = await h.bet(player);
+    // The gateway died between claim and its first attempt: no job, lease over.
+    const claimed = await h.claimOnly(player, 'credit', bet, { leaseMs: -1 });
+    await worker.sweepNow();
+    expect(await inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1 });
+    expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
+  });
+
+  it('compensates a pending debit whose inline call never finished', async () => {
+    const start = balance();
+    const id = `b-${randomUUID().slice(0, 30)}`;
+    const roundId = randomUUID();
+    const walletBody = encodeRequest('debit', { ...player.fields, amount: '7.50', round_id: roundId, transaction_id: id, round_closed: false });
+    await h.store.claim({
+      record: {
+        transactionId: id, kind: 'debit', sessionId: player.session.sessionId, playerId: player.fields.player_id, siteId: player.fields.site_id,
+        roundId, walletRoundId: roundId, amount: '7.50', currency: 'EUR', roundClosed: false, referenceTransactionId: null,
+        bodyHash: `hash-${id}`, walletOperation: 'debit', walletBody, isCompensation: false, createdAt: Date.now(),
+      },
+      amountMinor: '750',
+      leaseUntil: Date.now() - 1,
+    });
+    // The call reached the wallet, then the gateway process died before it settled anything.
+    expect((await h.wallet.send('debit', walletBody)).kind).toBe('ok');
+    expect(balance()).not.toBe(start);
+
+    await worker.sweepNow();
+    const debit = await inState(id, 'compensated');
+    expect(debit).toMatchObject({ attempts: 1, history: ['unknown'] });
+    expect(await h.store.get(debit.compensationId!)).toMatchObject({ state: 'succeeded', isCompensation: true });
+    expect(balance()).toBe(start);
+  });
+
+  it('finishes an attempt a crashed worker left half-recorded, keeping the spec delay', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    // Simulate the crash: the job vanished after its second try was recorded but before it settled.
+    await h.duties.queues.retry.remove(retryJobId(id));
+    const record = (await h.store.get(id))!;
+    await h.store.settle(record, { state: 'pending', expect: ['pending'], attempts: 2, history: [12, 'unknown'], nextCheckAt: 0 });
+    const crashedAt = Date.now();
+
+    await worker.sweepNow();
+    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
+    const last = callsFor(h.sim, id).at(-1)!;
+    expect(last.at - crashedAt).toBeGreaterThanOrEqual(477 - 5);
+  });
+});
+
+describe('redrive', () => {
+  it('drives a dead credit again with a fresh budget, past the failed job of the same id', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    await inState(id, 'dead');
+    expect(await h.duties.queues.retry.getJobState(retryJobId(id))).toBe('failed');
+
+    expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'redriven', transactionId: id });
+    const record = await inState(id, 'succeeded');
+    expect(record).toMatchObject({ attempts: 5, history: [Code.Success], lastWalletCode: Code.Success });
+    expect((await h.store.listDead(0, 1000)).ids).not.toContain(id);
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+    expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'not_dead', transactionId: id, state: 'succeeded' });
+    expect(await redrive({ store: h.store, queues: h.duties.queues }, 'no-such-id')).toEqual({ kind: 'not_found' });
+  });
+
+  it('a compensation answered 34 while status says the debit applied is dead; redrive of the debit finishes it', async () => {
+    const start = balance();
+    h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+    h.sim.faults.failNext('rollback', 4, Code.TransactionNotFound);
+    const { debit, compensationId } = await h.refusedDebit(player);
+
+    const dead = await inState(compensationId, 'dead');
+    expect(dead).toMatchObject({ attempts: 4, lastWalletCode: Code.TransactionNotFound });
+    expect(dead.note).toMatch(/debit applied/);
+    expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'dead' });
+    expect(callsFor(h.sim, debit.transactionId, 'status')).toHaveLength(1);
+
+    expect(await redrive({ store: h.store, queues: h.duties.queues }, debit.transactionId)).toEqual({ kind: 'redriven', transactionId: compensationId });
+    await inState(debit.transactionId, 'compensated');
+    expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 5 });
+    expect(balance()).toBe(start);
+  });
+});
+
+describe('dead-check', () => {
+  it('a dead credit the wallet applied after all becomes succeeded; one it never applied stays dead', async () => {
+    const bet1 = await h.bet(player);
+    const bet2 = await h.bet(player);
+    const applied = newId('credit');
+    const never = newId('credit');
+    h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: applied });
+    h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: never });
+    await h.settleInline(player, 'credit', bet1, { id: applied });
+    await h.settleInline(player, 'credit', bet2, { id: never });
+    const record = await inState(applied, 'dead');
+    await inState(never, 'dead');
+    // The wallet takes the very same request late (e.g. an answer lost on the way back).
+    expect((await h.wallet.send('credit', record.walletBody)).kind).toBe('ok');
+
+    expect(await worker.deadCheckNow()).toBe(1);
+    expect(await h.store.get(applied)).toMatchObject({ state: 'succeeded', note: expect.stringMatching(/status/) });
+    expect(await h.store.get(never)).toMatchObject({ state: 'dead' });
+    const listed = (await h.store.listDead(0, 1000)).ids;
+    expect(listed).not.toContain(applied);
+    expect(listed).toContain(never);
+    expect(callsFor(h.sim, never, 'status')[0]?.body).toMatchObject({ action: 'credit', transaction_id: never, amount: '25.00' });
+  });
+
+  it('leaves dead records older than the window alone', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    await inState(id, 'dead');
+    const old = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' });
+    await new Promise((r) => setTimeout(r, 5));
+    const before = callsFor(h.sim, id, 'status').length;
+    await old.deadCheckNow();
+    expect(callsFor(h.sim, id, 'status')).toHaveLength(before);
+    await old.close();
+  });
+});
+
+describe('sessions', () => {
+  it('a win retried across an end is credited, and terminate goes out after it', async () => {
+    const p = await h.newPlayer();
+    const start = balance(p);
+    const bet = await h.bet(p, '10.00');
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(p, 'credit', bet, { id, amount: '30.00' });
+    expect(await h.sessions.beginEnd(p.session.sessionId)).toBe('open');
+    await h.duties.enqueueTerminate(p.session.sessionId);
+    await h.duties.enqueueTerminate(p.session.sessionId);
+
+    await h.waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
+    expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 4 });
+    const calls = h.sim.calls();
+    const credited = calls.find((c) => c.transactionId === id && c.code === Code.Success)!;
+    const terminates = calls.filter((c) => c.operation === 'terminate' && c.body?.token === p.fields.token);
+    expect(terminates).toHaveLength(1);
+    expect(terminates[0]!.seq).toBeGreaterThan(credited.seq);
+    expect(terminates[0]!.code).toBe(Code.Success);
+    expect(balance(p)).toBe((Number(start) + 20).toFixed(2));
+  });
+
+  it('a player relaunched during retries plays on; the retry keeps the original request', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 3, Code.UserOffline, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    const original = (await h.store.get(id))!.walletBody;
+
+    // A new launch for the same player: a new token and session, and play goes on in it.
+    const token = randomUUID();
+    const relaunched: Player = { fields: { ...player.fields, token }, session: player.session };
+    expect((await h.wallet.call('authenticate', relaunched.fields)).kind).toBe('ok');
+    relaunched.session = await h.sessions.create(
+      { token, playerId: player.fields.player_id, siteId: player.fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: balance() },
+      Date.now(),
+    );
+    const bet2 = await h.bet(relaunched);
+    const win2 = await h.settleInline(relaunched, 'credit', bet2);
+    expect(win2.next).toBe('settle');
+
+    await inState(id, 'succeeded');
+    const sent = callsFor(h.sim, id, 'credit');
+    expect(sent).toHaveLength(4);
+    expect(sent.every((c) => c.rawBody === original && c.body?.token === player.fields.token)).toBe(true);
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+    expect(h.sim.ledger.appliedCount(win2.id)).toBe(1);
+  });
+});
+
+describe('job ids', () => {
+  it('accepts transaction ids with ":" and integer-looking ids', async () => {
+    for (const id of ['a:b:c', '12345']) {
+      expect(retryJobId(id)).not.toContain(':');
+      await ensureRetryJob(h.duties.queues, id, 60_000);
+      expect(await h.duties.queues.retry.getJobState(retryJobId(id))).toBe('delayed');
+      await h.duties.queues.retry.remove(retryJobId(id));
+    }
+  });
+});
