@@ -1,0 +1,280 @@
+import { fromMinor, toMinor } from '../lib/money';
+import type { TransactionView as LedgerTransaction } from '../sim';
+import { codeInfo } from '../wallet/codes';
+import { isAccepted, needsResend, type EngineHistory, type EngineTransaction } from './history';
+
+/**
+ * The reconciliation: the engine's history (what it sent, what it was told) against the wallet's
+ * ledger and the gateway's own records, per player and per transaction. Pure, so every rule is
+ * unit-tested on synthetic histories. Money is bigint minor units throughout.
+ *
+ * lost    = acknowledged wins/refunds not applied + refused debits applied and not rolled back
+ * doubled = transactions the wallet applied more than once
+ * drift   = players whose wallet balance differs from the one the engine's history implies
+ */
+export interface LedgerSnapshot {
+  readonly players: readonly { readonly playerId: string; readonly balance: string }[];
+  readonly transactions: readonly LedgerTransaction[];
+}
+
+/** The gateway's record (GET /engine/v1/transactions/{id}), with the reason of a dead one when known. */
+export interface RecordView {
+  readonly state: string;
+  readonly compensation: null | { readonly transaction_id: string; readonly state: string };
+  readonly reason?: string | null;
+}
+
+export interface CheckInput {
+  readonly history: EngineHistory;
+  readonly ledger: LedgerSnapshot;
+  /** Per engine transaction id: its record, or null when the gateway has none (404). */
+  readonly records: ReadonlyMap<string, RecordView | null>;
+}
+
+export type FindingKind =
+  | 'lost-win'
+  | 'lost-refund'
+  | 'unrolled-debit'
+  | 'doubled'
+  | 'drift'
+  | 'refused-but-applied'
+  | 'inconsistent-answers'
+  | 'unanswered'
+  | 'not-final'
+  | 'missing-record'
+  | 'unexpected-ledger-entry';
+
+/** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
+export const COUNTED: Readonly<Record<'lost' | 'doubled' | 'drift', readonly FindingKind[]>> = {
+  lost: ['lost-win', 'lost-refund', 'unrolled-debit'],
+  doubled: ['doubled'],
+  drift: ['drift'],
+};
+
+export interface Finding {
+  readonly kind: FindingKind;
+  readonly playerId: string | null;
+  readonly transactionId: string | null;
+  readonly detail: string;
+}
+
+export interface PlayerReconciliation {
+  readonly playerId: string;
+  readonly currency: string;
+  readonly start: string;
+  /** start − accepted bets + accepted wins + accepted refunds. */
+  readonly implied: string;
+  /** The wallet's balance, or null when the wallet never saw the player. */
+  readonly ledger: string | null;
+  readonly betsAccepted: number;
+  readonly betsRefused: number;
+  /** Refused bets the wallet applied and then rolled back (the compensation went through). */
+  readonly betsCompensated: number;
+  readonly winsAccepted: number;
+  readonly winsCredited: number;
+  readonly refundsAccepted: number;
+  readonly refundsApplied: number;
+}
+
+export interface RecordSummary {
+  readonly total: number;
+  readonly byState: Readonly<Record<string, number>>;
+  readonly compensations: number;
+  readonly dead: readonly { readonly transactionId: string; readonly reason: string }[];
+}
+
+export interface Reconciliation {
+  readonly lost: number;
+  readonly doubled: number;
+  readonly drift: number;
+  readonly findings: readonly Finding[];
+  readonly players: readonly PlayerReconciliation[];
+  readonly records: RecordSummary;
+}
+
+const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
+const ACCEPTED_RECORD = new Set(['succeeded', 'pending', 'dead']);
+
+export type Verdict = 'accepted' | 'refused' | 'unanswered';
+
+/** What the engine was told in the end: any final acceptance wins (the gateway promised it). */
+export function verdictOf(tx: EngineTransaction): { verdict: Verdict; inconsistent: boolean } {
+  const finals = tx.replies.filter((r) => !needsResend(r));
+  const accepted = finals.some(isAccepted);
+  const refused = finals.some((r) => !isAccepted(r));
+  return { verdict: accepted ? 'accepted' : refused ? 'refused' : 'unanswered', inconsistent: accepted && refused };
+}
+
+/** A refused debit the gateway owes a compensation for: unknown outcome or a code of the rollback duty. */
+export function unknownOutcome(tx: EngineTransaction): boolean {
+  return tx.replies.some(
+    (r) => r.kind === 'answer' && r.state === 'failed' && (r.code === 'WALLET_UNAVAILABLE' || (r.walletCode !== null && codeInfo(r.walletCode)?.compensate === true)),
+  );
+}
+
+export function closingLine(r: Pick<Reconciliation, 'lost' | 'doubled' | 'drift'>): string {
+  return `lost: ${r.lost}, doubled: ${r.doubled}, drift: ${r.drift}`;
+}
+
+interface Tally {
+  implied: bigint;
+  betsAccepted: number;
+  betsRefused: number;
+  betsCompensated: number;
+  winsAccepted: number;
+  winsCredited: number;
+  refundsAccepted: number;
+  refundsApplied: number;
+}
+
+export function reconcile(input: CheckInput): Reconciliation {
+  const { history, ledger, records } = input;
+  const findings: Finding[] = [];
+  const ledgerById = new Map(ledger.transactions.map((t) => [t.transactionId, t]));
+  const balanceOf = new Map(ledger.players.map((p) => [p.playerId, p.balance]));
+  const players = new Map(history.players.map((p) => [p.playerId, p]));
+  const tallies = new Map<string, Tally>();
+  for (const p of history.players) {
+    tallies.set(p.playerId, {
+      implied: toMinor(p.startBalance, p.scale),
+      betsAccepted: 0,
+      betsRefused: 0,
+      betsCompensated: 0,
+      winsAccepted: 0,
+      winsCredited: 0,
+      refundsAccepted: 0,
+      refundsApplied: 0,
+    });
+  }
+  const find = (kind: FindingKind, tx: EngineTransaction | null, detail: string, playerId = tx?.playerId ?? null): void => {
+    findings.push({ kind, playerId, transactionId: tx?.transactionId ?? null, detail });
+  };
+
+  for (const tx of history.transactions) {
+    const player = players.get(tx.playerId);
+    const tally = tallies.get(tx.playerId);
+    if (!player || !tally) throw new Error(`transaction ${tx.transactionId} names player ${tx.playerId}, who never launched`);
+    const amount = toMinor(tx.amount, player.scale);
+    const applied = ledgerById.get(tx.transactionId);
+    const times = applied?.timesApplied ?? 0;
+    const record = records.get(tx.transactionId) ?? null;
+
+    const judged = verdictOf(tx);
+    let verdict = judged.verdict;
+    const inconsistent = judged.inconsistent;
+    if (inconsistent) find('inconsistent-answers', tx, `${tx.kind} was both accepted and refused: ${describeReplies(tx)}`);
+    if (verdict === 'unanswered') {
+      // The engine never heard back; the gateway's record says what became of it.
+      verdict = record !== null && (record.state === 'succeeded' || (tx.kind !== 'debit' && ACCEPTED_RECORD.has(record.state))) ? 'accepted' : 'refused';
+      find('unanswered', tx, `${tx.kind} got no final answer in ${tx.replies.length} sends; the record says ${record?.state ?? 'nothing'}`);
+    }
+    if (verdict === 'accepted' && record === null) find('missing-record', tx, `${tx.kind} was accepted but the gateway has no record of it`);
+
+    if (tx.kind === 'debit') {
+      if (verdict === 'accepted') {
+        tally.betsAccepted += 1;
+        tally.implied -= amount;
+      } else {
+        tally.betsRefused += 1;
+        if (applied && applied.rolledBack) tally.betsCompensated += 1;
+        if (applied && !applied.rolledBack) {
+          const why = unknownOutcome(tx) ? 'refused with an unknown outcome' : 'refused';
+          find('unrolled-debit', tx, `bet ${why} (${describeReplies(tx)}) was applied by the wallet and never rolled back; record: ${describeRecord(record)}`);
+        }
+      }
+      continue;
+    }
+
+    const isWin = tx.kind === 'credit';
+    if (verdict === 'accepted') {
+      tally.implied += amount;
+      if (isWin) tally.winsAccepted += 1;
+      else tally.refundsAccepted += 1;
+      if (times >= 1) {
+        if (isWin) tally.winsCredited += 1;
+        else tally.refundsApplied += 1;
+      } else {
+        find(isWin ? 'lost-win' : 'lost-refund', tx, `${isWin ? 'win' : 'refund'} acknowledged (${describeReplies(tx)}) was never applied; record: ${describeRecord(record)}`);
+      }
+    } else if (times >= 1) {
+      find('refused-but-applied', tx, `${isWin ? 'win' : 'refund'} refused to the engine (${describeReplies(tx)}) was applied by the wallet`);
+    }
+  }
+
+  for (const t of ledger.transactions) {
+    if (t.timesApplied > 1) find('doubled', null, `${t.op} ${t.transactionId} was applied ${t.timesApplied} times`, t.playerId);
+  }
+  findings.push(...unexpectedEntries(history, ledger));
+
+  const playerLines: PlayerReconciliation[] = [];
+  for (const p of history.players) {
+    const tally = tallies.get(p.playerId) as Tally;
+    const ledgerBalance = balanceOf.get(p.playerId) ?? null;
+    const implied = fromMinor(tally.implied, p.scale);
+    const actual = ledgerBalance === null ? toMinor(p.startBalance, p.scale) : toMinor(ledgerBalance, p.scale);
+    if (actual !== tally.implied) {
+      findings.push({
+        kind: 'drift',
+        playerId: p.playerId,
+        transactionId: null,
+        detail: `history implies ${implied} ${p.currency}, the wallet holds ${fromMinor(actual, p.scale)} (off by ${fromMinor(actual - tally.implied, p.scale)})`,
+      });
+    }
+    playerLines.push({ playerId: p.playerId, currency: p.currency, start: p.startBalance, implied, ledger: ledgerBalance, ...counters(tally) });
+  }
+
+  const recordSummary = summariseRecords(history, records, findings);
+  const count = (kinds: readonly FindingKind[]): number => findings.filter((f) => kinds.includes(f.kind)).length;
+  return {
+    lost: count(COUNTED.lost),
+    doubled: count(COUNTED.doubled),
+    drift: count(COUNTED.drift),
+    findings,
+    players: playerLines,
+    records: recordSummary,
+  };
+}
+
+function counters(t: Tally): Omit<Tally, 'implied'> {
+  const { implied: _implied, ...rest } = t;
+  return rest;
+}
+
+/** Ledger entries no engine transaction accounts for (a compensation of an engine bet does). */
+function unexpectedEntries(history: EngineHistory, ledger: LedgerSnapshot): Finding[] {
+  const sent = new Set(history.transactions.map((t) => t.transactionId));
+  const bets = new Set(history.transactions.filter((t) => t.kind === 'debit').map((t) => t.transactionId));
+  return ledger.transactions
+    .filter((t) => !sent.has(t.transactionId) && !(t.op === 'rollback' && t.referenceTransactionId !== undefined && bets.has(t.referenceTransactionId)))
+    .map((t) => ({ kind: 'unexpected-ledger-entry' as const, playerId: t.playerId, transactionId: t.transactionId, detail: `${t.op} ${t.amount} that the engine never sent` }));
+}
+
+function summariseRecords(history: EngineHistory, records: ReadonlyMap<string, RecordView | null>, findings: Finding[]): RecordSummary {
+  const byState: Record<string, number> = {};
+  const dead: { transactionId: string; reason: string }[] = [];
+  let total = 0;
+  let compensations = 0;
+  for (const tx of history.transactions) {
+    const record = records.get(tx.transactionId) ?? null;
+    if (record === null) continue;
+    total += 1;
+    byState[record.state] = (byState[record.state] ?? 0) + 1;
+    if (record.state === 'dead') dead.push({ transactionId: tx.transactionId, reason: record.reason ?? 'no reason given' });
+    if (record.compensation !== null) compensations += 1;
+    const compensationOpen = record.compensation !== null && !FINAL.has(record.compensation.state);
+    if (!FINAL.has(record.state) || compensationOpen) {
+      findings.push({ kind: 'not-final', playerId: tx.playerId, transactionId: tx.transactionId, detail: `record still ${describeRecord(record)}` });
+    }
+  }
+  return { total, byState, compensations, dead };
+}
+
+function describeReplies(tx: EngineTransaction): string {
+  return tx.replies.map((r) => (r.kind === 'no-answer' ? `no answer (${r.reason})` : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}${r.walletCode === null ? '' : `/${r.walletCode}`}`)).join(', ');
+}
+
+function describeRecord(record: RecordView | null): string {
+  if (record === null) return 'none';
+  const comp = record.compensation === null ? '' : `, compensation ${record.compensation.transaction_id} ${record.compensation.state}`;
+  return `${record.state}${comp}${record.reason ? ` (${record.reason})` : ''}`;
+}
