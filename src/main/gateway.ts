@@ -28,6 +28,8 @@ export interface RunningGateway {
 
 /** In-flight requests get this long after SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
+/** After shutdown finished, the process leaves at the latest this long later. */
+const EXIT_GRACE_MS = 3_000;
 
 export async function startGateway(config: GatewayConfig, logger: Logger, host?: string): Promise<RunningGateway> {
   const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
@@ -93,6 +95,8 @@ async function main(): Promise<void> {
         logger.info('stopped');
         logger.flush();
         process.exitCode = 0;
+        // Everything was closed; a straggling handle must not keep a stopped gateway alive.
+        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
