@@ -1,0 +1,106 @@
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+
+/**
+ * One fixed load: autocannon at N keep-alive connections, one request in flight on each
+ * (pipelining 1, as an engine's HTTP client sends), for a duration or a fixed number of requests.
+ * Latency is taken from autocannon's per-response event at sub-millisecond resolution (its own
+ * histogram keeps whole milliseconds and 2xx answers only).
+ */
+export interface LoadSpec {
+  readonly url: string;
+  readonly connections: number;
+  readonly durationSec: number;
+  /** Stop after this many requests instead (a win needs one bet each); the duration is then a cap. */
+  readonly amount?: number;
+  /** The request generator of connection `index` (0-based): its setupRequest varies and signs each body. */
+  request(index: number): autocannon.Request;
+}
+
+export interface LoadResult {
+  readonly connections: number;
+  readonly seconds: number;
+  readonly requests: number;
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  /** Non-2xx answers, connection errors and timeouts. */
+  readonly errors: number;
+  readonly statuses: Readonly<Record<string, number>>;
+}
+
+class Samples {
+  private values = new Float64Array(1 << 16);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.length++] = value;
+  }
+
+  sorted(): Float64Array {
+    return this.values.slice(0, this.length).sort();
+  }
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const connections = spec.amount === undefined ? spec.connections : Math.max(1, Math.min(spec.connections, spec.amount));
+  const latencies = new Samples();
+  const statuses: Record<string, number> = {};
+  let clients = 0;
+
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    let capTimer: NodeJS.Timeout | undefined;
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections,
+        pipelining: 1,
+        duration: spec.durationSec,
+        amount: spec.amount,
+        timeout: 10,
+        skipAggregateResult: true,
+        // A static placeholder; each connection gets its own generator in setupClient.
+        requests: [{ method: 'GET', path: '/' }],
+        setupClient: (client) => client.setRequests([spec.request(clients++)]),
+      },
+      (err, result) => {
+        if (capTimer) clearTimeout(capTimer);
+        if (err) return reject(err);
+        const seconds = (performance.now() - start) / 1000;
+        const sorted = latencies.sorted();
+        const non2xx = Object.entries(statuses).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
+        resolve({
+          connections,
+          seconds: round2(seconds),
+          requests: latencies.length,
+          rps: Math.round(latencies.length / seconds),
+          p50: round2(percentile(sorted, 50)),
+          p99: round2(percentile(sorted, 99)),
+          max: round2(sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0)),
+          errors: non2xx + result.errors + result.timeouts,
+          statuses,
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      latencies.push(ms);
+    });
+    // autocannon ignores the duration when an amount is set: keep the duration as an upper bound.
+    if (spec.amount !== undefined) capTimer = setTimeout(() => instance.stop(), spec.durationSec * 2000);
+  });
+}
