@@ -1,0 +1,158 @@
+import cluster from 'node:cluster';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import Redis from 'ioredis';
+import { Pool } from 'undici';
+import { loadGatewayConfig } from '../src/config/env';
+import { LosslessNumber, jsonNumber, parseJson, stringifyJson } from '../src/lib/json';
+import { OPERATION_PATH } from '../src/wallet/protocol';
+import { basicAuthHeader, hmacSigner } from '../src/wallet/signer';
+
+/**
+ * The bench's yardstick (case b): the least a bet can cost on bare node:http. Parse the JSON, one
+ * Redis round trip that claims the transaction id and reads the session, one wallet debit over an
+ * undici pool with the gateway's settings, one Redis write of the outcome, answer. No validation
+ * beyond what the wallet call needs, no logging, no metrics, no rounds. Not a product: it exists
+ * so "how much does the gateway add" has an answer.
+ *
+ * Reads the gateway's own variables (PORT, REDIS_URL, QUEUE_PREFIX, WALLET_*, PROVIDER_ID,
+ * ENGINE_API_KEY, GATEWAY_PROCESSES) and runs that many processes with node:cluster. Sessions are
+ * written by the bench at `{QUEUE_PREFIX}:refsession:{id}` as JSON wallet session fields.
+ */
+const config = loadGatewayConfig();
+
+const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/bet$/;
+const MAX_BODY = 16 * 1024;
+const RECORD_TTL_SECONDS = config.RECORD_RETENTION_SECONDS;
+
+// Claims the id (SET NX) and returns the session in the same round trip: 0 = no session, 1 = duplicate.
+const CLAIM = `
+local session = redis.call('GET', KEYS[1])
+if not session then return {0} end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then return {1} end
+return {2, session}`;
+
+interface WalletSession {
+  token: string;
+  player_id: string;
+  site_id: string;
+  game_id: string;
+  currency: string;
+}
+
+type ClaimingRedis = Redis & { claim(sessionKey: string, txKey: string, value: string, ttl: number): Promise<[number, string?]> };
+
+function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  const requestId = randomUUID();
+  const text = stringifyJson({ ...body, request_id: requestId });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-request-id': requestId });
+  res.end(text);
+}
+
+function failed(res: ServerResponse, status: number, code: string): void {
+  answer(res, status, { state: 'failed', error: { code, wallet_code: null, message: code } });
+}
+
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_BODY ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function serve(): void {
+  const prefix = config.QUEUE_PREFIX;
+  const redis = new Redis(config.REDIS_URL) as ClaimingRedis;
+  redis.defineCommand('claim', { numberOfKeys: 2, lua: CLAIM });
+  // The wallet client's HTTP/1.1 pool settings (src/wallet/client.ts); the bench runs this case over HTTP/1.1 only.
+  const pool = new Pool(config.WALLET_BASE_URL, {
+    connections: config.WALLET_CONNECTIONS,
+    pipelining: 1,
+    connectTimeout: config.WALLET_TIMEOUT_MS,
+    headersTimeout: config.WALLET_TIMEOUT_MS,
+    bodyTimeout: config.WALLET_TIMEOUT_MS,
+  });
+  const signer = hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING);
+  const authorization = basicAuthHeader(config.WALLET_BASIC_USER, config.WALLET_BASIC_PASSWORD);
+  const bearer = `Bearer ${config.ENGINE_API_KEY}`;
+  const debitPath = new URL(config.WALLET_BASE_URL).pathname.replace(/\/+$/, '') + OPERATION_PATH.debit;
+
+  async function bet(sessionId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    if (raw === undefined) return failed(res, 413, 'PAYLOAD_TOO_LARGE');
+    const body = parseJson(raw) as { round_id?: unknown; transaction_id?: unknown; amount?: unknown };
+    const { round_id: roundId, transaction_id: txId, amount } = body;
+    if (typeof roundId !== 'string' || typeof txId !== 'string' || !(amount instanceof LosslessNumber)) {
+      return failed(res, 400, 'VALIDATION_FAILED');
+    }
+    const txKey = `${prefix}:reftx:${txId}`;
+    const [claimed, sessionText] = await redis.claim(`${prefix}:refsession:${sessionId}`, txKey, raw, RECORD_TTL_SECONDS);
+    if (claimed === 0) return failed(res, 404, 'SESSION_NOT_FOUND');
+    if (claimed === 1) return failed(res, 409, 'IN_PROGRESS');
+    const session = JSON.parse(sessionText as string) as WalletSession;
+
+    const walletBody = stringifyJson({
+      token: session.token,
+      player_id: jsonNumber(session.player_id),
+      site_id: jsonNumber(session.site_id),
+      provider_id: jsonNumber(config.PROVIDER_ID),
+      game_id: session.game_id,
+      currency: session.currency,
+      amount,
+      round_id: roundId,
+      transaction_id: txId,
+      round_closed: false,
+    });
+    const walletAnswer = await pool.request({
+      path: debitPath,
+      method: 'POST',
+      headers: ['content-type', 'application/json', 'accept', 'application/json', 'authorization', authorization, 'x-request-signature', signer.sign(walletBody)],
+      body: walletBody,
+    });
+    const result = parseJson(await walletAnswer.body.text()) as { status?: unknown; code?: unknown; balance?: unknown };
+    const ok = result.status === true && result.code instanceof LosslessNumber && result.code.value === '1';
+    const balance = result.balance instanceof LosslessNumber ? result.balance : null;
+    await redis.set(txKey, stringifyJson({ state: ok ? 'succeeded' : 'failed', balance, code: result.code }), 'EX', RECORD_TTL_SECONDS);
+    if (!ok) return answer(res, 422, { state: 'failed', error: { code: 'WALLET_REJECTED', wallet_code: result.code ?? null, message: 'refused' } });
+    answer(res, 200, { state: 'succeeded', transaction_id: txId, balance, currency: session.currency });
+  }
+
+  const server = createServer((req, res) => {
+    const match = req.method === 'POST' ? ROUTE.exec(req.url ?? '') : null;
+    if (match === null) {
+      req.resume();
+      return req.url === '/healthz' ? answer(res, 200, { ok: true }) : failed(res, 404, 'NOT_FOUND');
+    }
+    if (req.headers.authorization !== bearer) {
+      req.resume();
+      return failed(res, 401, 'UNAUTHORIZED');
+    }
+    bet(match[1] as string, req, res).catch(() => failed(res, 503, 'WALLET_UNAVAILABLE'));
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(config.PORT, '127.0.0.1');
+
+  process.once('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    void Promise.allSettled([pool.close(), redis.quit()]).then(() => process.exit(0));
+  });
+}
+
+if (config.GATEWAY_PROCESSES > 1 && cluster.isPrimary) {
+  for (let i = 0; i < config.GATEWAY_PROCESSES; i += 1) cluster.fork();
+  process.once('SIGTERM', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    cluster.on('exit', () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+  });
+} else {
+  serve();
+}
