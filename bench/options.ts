@@ -1,0 +1,76 @@
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+
+/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--processes N] [--no-build] [--verbose]` */
+export interface BenchOptions {
+  readonly connections: number;
+  /** Seconds of measured load per case. */
+  readonly duration: number;
+  /** Seconds of unmeasured load before each case. */
+  readonly warmup: number;
+  /** The low-concurrency latency cases (added p50). */
+  readonly lowConnections: number;
+  /** Retry jobs queued for the worker case. */
+  readonly retryJobs: number;
+  readonly quick: boolean;
+  readonly profile: boolean;
+  /** Gateway and reference-server processes (GATEWAY_PROCESSES). */
+  readonly processes: number;
+  readonly build: boolean;
+  /** Keep the gateway's stdout (its logs) for a failed start. */
+  readonly verbose: boolean;
+  readonly logLevel: string;
+}
+
+const USAGE = `usage: npm run bench -- [options]
+  --connections N   load connections per case (default 64)
+  --duration S      seconds of measured load per case (default 10; --quick: 2)
+  --quick           smoke run: short cases, fewer retry jobs
+  --profile         also run the gateway bet case under node --cpu-prof and print the top self-time functions
+  --processes N     gateway / reference server processes (default: available cores)
+  --log-level L     gateway LOG_LEVEL (default info: the logging cost is part of the product)
+  --no-build        use dist/ as it is (default: npm run build first)
+  --verbose         keep the gateway's stdout for error reports`;
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name}: must be a positive number, got ${JSON.stringify(text)}\n${USAGE}`);
+  return value;
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      processes: { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+      'no-build': { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick;
+  const duration = positive('duration', values.duration, quick ? 2 : 10);
+  return {
+    connections: Math.round(positive('connections', values.connections, 64)),
+    duration,
+    warmup: Math.min(2, Math.max(0.5, duration / 5)),
+    lowConnections: 8,
+    retryJobs: Math.round(Math.min(3000, Math.max(300, duration * 300))),
+    quick,
+    profile: values.profile,
+    processes: Math.round(positive('processes', values.processes, availableParallelism())),
+    build: !values['no-build'],
+    verbose: values.verbose,
+    logLevel: values['log-level'],
+  };
+}

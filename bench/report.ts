@@ -1,0 +1,205 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LoadResult } from './load';
+import type { BenchOptions } from './options';
+import type { ProfileSummary } from './profile';
+
+/** Everything one run measured, as written to bench/results/<date>-<sha>.json. */
+export interface BenchReport {
+  date: string;
+  git: { sha: string; dirty: boolean };
+  machine: { cpus: number; node: string; loadAverageAtStart: number[] };
+  options: BenchOptions;
+  /** Keyed like 'direct.debit', 'gateway.bet@8', 'gateway.bet.h2'. */
+  cases: Record<string, LoadResult>;
+  /** Peak established connections at the simulator during the gateway bet case. */
+  walletConnections: { http1?: number; http2?: number };
+  worker?: WorkerResult;
+  memory: {
+    gatewayRssBeforeMiB?: { pid: number; mib: number }[];
+    gatewayRssAfterMiB?: { pid: number; mib: number }[];
+    gatewayRequestsServed?: number;
+    redisBytesPerRecord?: { usedMemoryDelta: number; records: number; perRecord: number; sampledTxKeyBytes: number | null };
+  };
+  profile?: ProfileSummary | { error: string };
+  /** Cases not run, and why. */
+  skipped: string[];
+  derived?: Derived;
+}
+
+export interface WorkerResult {
+  jobs: number;
+  /** Wins answered 202 pending (the first credit failed as armed). */
+  queued: number;
+  /** Credit calls after each transaction's first, at the simulator. */
+  retries: number;
+  retriesSucceeded: number;
+  /** First to last retry call: the worker's steady rate. */
+  jobsPerSecond: number;
+  /** Worker process start to the last retry, startup included. */
+  endToEndSeconds: number;
+  stillPending: number;
+  retryDelayUnit: 'ms';
+}
+
+interface Target {
+  name: string;
+  value: number | null;
+  target: string;
+  met: boolean | null;
+}
+
+interface Derived {
+  ratios: Record<string, number | null>;
+  addedLatencyMs: Record<string, number | null>;
+  targets: Target[];
+}
+
+const rps = (r: BenchReport, key: string): number | undefined => r.cases[key]?.rps;
+const ratio = (a: number | undefined, b: number | undefined): number | null =>
+  a === undefined || b === undefined || b === 0 ? null : Math.round((a / b) * 100) / 100;
+const diff = (a: number | undefined, b: number | undefined): number | null =>
+  a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
+
+function atLeast(name: string, value: number | null, min: number, text: string): Target {
+  return { name, value, target: text, met: value === null ? null : value >= min };
+}
+
+function atMost(name: string, value: number | null, max: number, text: string): Target {
+  return { name, value, target: text, met: value === null ? null : value <= max };
+}
+
+export function derive(r: BenchReport): Derived {
+  const ref = rps(r, 'reference.bet');
+  const ratios = {
+    'gateway.balance / reference.bet': ratio(rps(r, 'gateway.balance'), ref),
+    'gateway.bet / reference.bet': ratio(rps(r, 'gateway.bet'), ref),
+    'gateway.win / reference.bet': ratio(rps(r, 'gateway.win'), ref),
+    'gateway.balance / direct.balance': ratio(rps(r, 'gateway.balance'), rps(r, 'direct.balance')),
+    'gateway.bet / direct.debit': ratio(rps(r, 'gateway.bet'), rps(r, 'direct.debit')),
+    'gateway.win / direct.credit': ratio(rps(r, 'gateway.win'), rps(r, 'direct.credit')),
+    'reference.bet / direct.debit': ratio(ref, rps(r, 'direct.debit')),
+    'gateway.bet.h2 / gateway.bet': ratio(rps(r, 'gateway.bet.h2'), rps(r, 'gateway.bet')),
+  };
+  const c = r.cases;
+  const low = r.options.lowConnections;
+  const added = {
+    'balance p99': diff(c['gateway.balance']?.p99, c['direct.balance']?.p99),
+    'bet p99': diff(c['gateway.bet']?.p99, c['direct.debit']?.p99),
+    'win p99': diff(c['gateway.win']?.p99, c['direct.credit']?.p99),
+    'bet p50': diff(c['gateway.bet']?.p50, c['direct.debit']?.p50),
+    [`bet p50 @${low}`]: diff(c[`gateway.bet@${low}`]?.p50, c[`direct.debit@${low}`]?.p50),
+    [`bet p99 @${low}`]: diff(c[`gateway.bet@${low}`]?.p99, c[`direct.debit@${low}`]?.p99),
+  };
+  const worstAddedP99 = [added['balance p99'], added['bet p99'], added['win p99']].reduce<number | null>(
+    (worst, v) => (v === null ? worst : Math.max(worst ?? v, v)),
+    null,
+  );
+  const h1 = rps(r, 'gateway.bet');
+  const h2 = rps(r, 'gateway.bet.h2');
+  const { http1, http2 } = r.walletConnections;
+  const rssAfter = r.memory.gatewayRssAfterMiB;
+  const largestRss = rssAfter === undefined || rssAfter.length === 0 ? null : Math.max(...rssAfter.map((p) => p.mib));
+  const targets: Target[] = [
+    atLeast('gateway bet / reference bet', ratios['gateway.bet / reference.bet'], 0.5, '≥ 0.5'),
+    atLeast('gateway win / reference bet', ratios['gateway.win / reference.bet'], 0.5, '≥ 0.5'),
+    atLeast('gateway balance / reference bet', ratios['gateway.balance / reference.bet'], 0.6, '≥ 0.6'),
+    atMost(`added p99 over direct, worst op, ${r.options.connections} conns (ms)`, worstAddedP99, 5, '≤ 5'),
+    atMost(`added p50 over direct, bet, ${low} conns (ms)`, added[`bet p50 @${low}`] ?? null, 1, '≤ 1'),
+    {
+      name: 'HTTP/2 bet rps ≥ HTTP/1.1, with fewer wallet connections',
+      value: ratios['gateway.bet.h2 / gateway.bet'],
+      target: `≥ 1.00 and ${http2 ?? '?'} < ${http1 ?? '?'} conns`,
+      met: h1 === undefined || h2 === undefined || http1 === undefined || http2 === undefined ? null : h2 >= h1 && http2 < http1,
+    },
+    atLeast('retry jobs/s through one worker', r.worker?.jobsPerSecond ?? null, 1000, '≥ 1000'),
+    atMost('gateway RSS after the load, largest process (MiB)', largestRss, 200, '≤ 200'),
+    atMost('Redis bytes per retained transaction record', r.memory.redisBytesPerRecord?.perRecord ?? null, 1024, '≤ 1024'),
+  ];
+  return { ratios, addedLatencyMs: added, targets };
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+const NUMERIC = /^(-?[\d.]+|n\/a)$/;
+
+/** Plain-text table; a column of numbers is right-aligned, header included. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const numeric = header.map((_, i) => rows.length > 0 && rows.every((row) => NUMERIC.test(row[i] ?? '')));
+  const line = (cells: string[]): string => cells.map((cell, i) => pad(cell, widths[i] ?? 0, numeric[i] === true)).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const show = (v: number | null | undefined, digits = 2): string => (v === null || v === undefined ? 'n/a' : String(Number(v.toFixed(digits))));
+
+export function render(r: BenchReport): string {
+  const d = r.derived ?? derive(r);
+  const out: string[] = [];
+  out.push(
+    `wallet gateway bench — ${r.date}, git ${r.git.sha}${r.git.dirty ? ' (dirty tree)' : ''}, ${r.machine.cpus} cores, node ${r.machine.node}, ` +
+      `load average at start ${r.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}`,
+  );
+  out.push(`${r.options.connections} connections, ${r.options.duration} s per case, ${r.options.processes} gateway/reference processes${r.options.quick ? ', QUICK' : ''}`);
+  out.push('');
+  out.push(
+    table(
+      ['case', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'requests'],
+      Object.entries(r.cases).map(([name, c]) => [name, String(c.connections), String(c.rps), show(c.p50), show(c.p99), show(c.max), String(c.errors), String(c.requests)]),
+    ),
+  );
+  out.push('');
+  out.push(table(['ratio', 'value'], Object.entries(d.ratios).map(([k, v]) => [k, show(v)])));
+  out.push('');
+  out.push(table(['gateway latency added over direct', 'ms'], Object.entries(d.addedLatencyMs).map(([k, v]) => [k, show(v)])));
+  out.push('');
+  const other: string[][] = [];
+  other.push(['wallet connections, HTTP/1.1 (peak at the sim)', show(r.walletConnections.http1, 0)]);
+  other.push(['wallet connections, HTTP/2 over TLS (peak at the sim)', show(r.walletConnections.http2, 0)]);
+  if (r.worker) {
+    other.push([`retry jobs/s (worker, ${r.worker.retries} retries, first→last retry)`, show(r.worker.jobsPerSecond, 0)]);
+    other.push(['retry backlog drained, worker start → last retry (s)', show(r.worker.endToEndSeconds)]);
+    if (r.worker.stillPending > 0) other.push(['records still pending at the deadline', String(r.worker.stillPending)]);
+  }
+  const sum = (list: { mib: number }[] | undefined): number | undefined => list?.reduce((n, p) => n + p.mib, 0);
+  other.push(['gateway RSS before, MiB (per process)', r.memory.gatewayRssBeforeMiB?.map((p) => p.mib).join(' + ') ?? 'n/a']);
+  other.push([`gateway RSS after ${r.memory.gatewayRequestsServed ?? '?'} requests, MiB (per process)`, r.memory.gatewayRssAfterMiB?.map((p) => p.mib).join(' + ') ?? 'n/a']);
+  other.push(['gateway RSS after, MiB (all processes)', show(sum(r.memory.gatewayRssAfterMiB), 1)]);
+  const redis = r.memory.redisBytesPerRecord;
+  if (redis) {
+    other.push([`Redis bytes per record (used_memory delta / ${redis.records} records)`, show(redis.perRecord, 0)]);
+    other.push(['Redis bytes per tx key (MEMORY USAGE, sampled)', show(redis.sampledTxKeyBytes, 0)]);
+  }
+  out.push(table(['other', 'value'], other));
+  out.push('');
+  out.push(
+    table(
+      ['target', 'value', 'wanted', 'result'],
+      d.targets.map((t) => [t.name, show(t.value), t.target, t.met === null ? 'not measured' : t.met ? 'met' : 'MISSED']),
+    ),
+  );
+  if (r.profile) {
+    out.push('');
+    if ('error' in r.profile) {
+      out.push(`CPU profile: ${r.profile.error}`);
+    } else {
+      out.push(`CPU profile of the gateway under the bet load (${r.profile.files} processes, ${r.profile.busyMs} ms busy, ${r.profile.idleMs} ms idle), top self time:`);
+      out.push(table(['self ms', '%', 'function', 'where'], r.profile.top.map((f) => [String(f.selfMs), show(f.percent, 1), f.name, f.location])));
+    }
+  }
+  if (r.skipped.length > 0) {
+    out.push('');
+    out.push('not run:');
+    for (const s of r.skipped) out.push(`  - ${s}`);
+  }
+  return out.join('\n');
+}
+
+export function writeReport(r: BenchReport, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${r.date.replace(/[:.]/g, '-')}-${r.git.sha}.json`);
+  writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,519 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Redis from 'ioredis';
+import { Agent, request } from 'undici';
+import { keysFor } from '../src/store/keys';
+import { freePort, startRedis } from '../test/support/redis-server';
+import { selfSignedCert } from '../test/support/tls';
+import { runLoad, type LoadResult, type LoadSpec } from './load';
+import { parseOptions, type BenchOptions } from './options';
+import { peakConnections, rssMiB, startService, waitUntil, type Service } from './processes';
+import { summariseProfiles } from './profile';
+import { derive, render, writeReport, type BenchReport, type WorkerResult } from './report';
+import {
+  CREDENTIALS,
+  Ids,
+  PlacedQueue,
+  authenticateBody,
+  directRequests,
+  engineRequests,
+  identities,
+  walletHeaders,
+  type DirectOp,
+  type EngineOp,
+  type WalletIdentity,
+} from './requests';
+
+/**
+ * `npm run bench`: the simulator, a private Redis, the reference server, the gateway and a worker
+ * as separate processes on loopback; fixed autocannon loads against each; a table on stdout and
+ * bench/results/<date>-<sha>.json. bench/README.md explains how to read it.
+ */
+const ROOT = resolve(__dirname, '..');
+const SIM_ENTRY = 'src/sim/main.ts';
+const GATEWAY_ENTRY = 'dist/src/main/gateway.js';
+const WORKER_ENTRY = 'dist/workers/main.js';
+const START_TIMEOUT_MS = 30_000;
+
+// Setup calls (launch, admin API, authenticate) accept the simulator's throwaway certificate.
+const setupAgent = new Agent({ connect: { rejectUnauthorized: false }, connections: 16 });
+
+const cleanups: (() => Promise<void>)[] = [];
+function onCleanup(fn: () => Promise<void>): void {
+  cleanups.push(fn);
+}
+async function cleanupAll(): Promise<void> {
+  while (cleanups.length > 0) {
+    const fn = cleanups.pop() as () => Promise<void>;
+    await fn().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
+  }
+  await setupAgent.close();
+}
+
+function log(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+async function http(method: string, url: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const res = await request(url, { method: method as 'GET', body, headers, dispatcher: setupAgent });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+function service(name: string, args: string[], env: Record<string, string>, options: BenchOptions): Service {
+  const s = startService(name, args, env, options.verbose);
+  onCleanup(() => s.stop());
+  return s;
+}
+
+// --- simulator ----------------------------------------------------------------------------
+
+interface Sim {
+  url: string;
+  port: number;
+  service: Service;
+}
+
+async function startSim(options: BenchOptions, tlsFiles?: { cert: string; key: string }): Promise<Sim> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    SIM_PORT: String(port),
+    SIM_HOST: '127.0.0.1',
+    SIM_START_BALANCE: '1000000000.00',
+    WALLET_BASIC_USER: CREDENTIALS.basicUser,
+    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
+    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
+  };
+  if (tlsFiles) Object.assign(env, { SIM_TLS_CERT: tlsFiles.cert, SIM_TLS_KEY: tlsFiles.key });
+  const s = service(tlsFiles ? 'simulator (TLS)' : 'simulator', ['--import', 'tsx', SIM_ENTRY], env, options);
+  const url = `${tlsFiles ? 'https' : 'http'}://127.0.0.1:${port}`;
+  await waitUntil('simulator admin API', async () => (await http('GET', `${url}/__sim/faults`)).status === 200, START_TIMEOUT_MS, s);
+  return { url, port, service: s };
+}
+
+async function authenticateAll(sim: Sim, players: readonly WalletIdentity[]): Promise<void> {
+  for (const player of players) {
+    const body = authenticateBody(player);
+    const res = await http('POST', `${sim.url}/api/wallet/authenticate`, body, walletHeaders(body));
+    if (res.status !== 200) throw new Error(`authenticate at the simulator: HTTP ${res.status} ${res.text}`);
+  }
+}
+
+const clearSimCalls = (sim: Sim): Promise<unknown> => http('DELETE', `${sim.url}/__sim/calls`);
+
+// --- cases --------------------------------------------------------------------------------
+
+const cases: Record<string, LoadResult> = {};
+/** Every 2xx bet and win the gateway answered, warm-ups included (records created). */
+let gatewayRecords = 0;
+let gatewayRequests = 0;
+
+function summary(r: LoadResult): string {
+  return `${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, ${r.errors} errors (${JSON.stringify(r.statuses)})`;
+}
+
+type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
+
+/** A warm-up at the same load (unmeasured), then the measured run. */
+async function measure(name: string, options: BenchOptions, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
+  // A fixed-amount run (a win per bet) keeps the run's duration as its cap.
+  const warm = await runLoad({ ...warmSpec, durationSec: warmSpec.amount === undefined ? options.warmup : options.duration });
+  const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
+  if (name.startsWith('gateway.')) {
+    for (const r of [warm, result]) {
+      gatewayRequests += r.requests;
+      if (/\.(bet|win)/.test(name)) gatewayRecords += Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
+    }
+  }
+  cases[name] = result;
+  log(`${name}: ${summary(result)}`);
+  return result;
+}
+
+/** Splits the bets (debits) placed so far between a warm-up and the measured win (credit) run. */
+function consumeSplit(available: number, options: BenchOptions): [number, number] {
+  const warm = Math.floor((available * options.warmup) / (options.warmup + options.duration));
+  return [warm, available - warm];
+}
+
+async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
+  const players = identities(options.connections, 'direct');
+  await authenticateAll(sim, players);
+  const ids = new Ids();
+  const debits = new PlacedQueue();
+  const spec = (op: DirectOp, connections = options.connections): LoadSpec => ({
+    url: sim.url,
+    connections,
+    durationSec: options.duration,
+    request: directRequests(op, ids, players, debits),
+  });
+  await measure('direct.balance', options, spec('balance'));
+  await clearSimCalls(sim);
+  await measure('direct.debit', options, spec('debit'));
+  await clearSimCalls(sim);
+  const [warm, measured] = consumeSplit(debits.size, options);
+  await measure('direct.credit', options, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
+  await clearSimCalls(sim);
+  await measure(`direct.debit@${options.lowConnections}`, options, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
+  await clearSimCalls(sim);
+}
+
+// --- reference server ---------------------------------------------------------------------
+
+function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, options: BenchOptions): Record<string, string> {
+  return {
+    PORT: String(port),
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    WALLET_BASE_URL: sim.url,
+    WALLET_BASIC_USER: CREDENTIALS.basicUser,
+    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
+    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
+    WALLET_TLS_INSECURE: String(sim.url.startsWith('https:')),
+    PROVIDER_ID: CREDENTIALS.providerId,
+    ENGINE_API_KEY: CREDENTIALS.engineKey,
+    GATEWAY_PROCESSES: String(options.processes),
+    RETRY_DELAY_UNIT: 'ms',
+    LOG_LEVEL: options.logLevel,
+    NODE_ENV: 'production',
+  };
+}
+
+async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions): Promise<void> {
+  const port = await freePort();
+  const prefix = 'wgwbench-ref';
+  const players = identities(options.connections, 'ref');
+  await authenticateAll(sim, players);
+  const redis = new Redis(redisUrl);
+  const sessions = players.map((_, i) => `ref-session-${i}`);
+  try {
+    await Promise.all(players.map((p, i) => redis.set(`${prefix}:refsession:${sessions[i] as string}`, JSON.stringify(p))));
+  } finally {
+    redis.disconnect();
+  }
+  const ref = service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, ref);
+  await measure('reference.bet', options, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  await ref.stop();
+  await clearSimCalls(sim);
+}
+
+// --- gateway ------------------------------------------------------------------------------
+
+interface Gateway {
+  url: string;
+  prefix: string;
+  service: Service;
+}
+
+async function startGateway(sim: Sim, redisUrl: string, options: BenchOptions, label: string, nodeArgs: string[] = []): Promise<Gateway> {
+  const port = await freePort();
+  const prefix = `wgwbench-${label}`;
+  const s = service(`gateway (${label})`, [...nodeArgs, GATEWAY_ENTRY], engineEnv(port, sim, redisUrl, prefix, options), options);
+  const url = `http://127.0.0.1:${port}`;
+  // /healthz, not /readyz: the operators' routes are optional in the app; a first launch proves the rest.
+  await waitUntil('gateway /healthz', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, s);
+  return { url, prefix, service: s };
+}
+
+function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions): Service {
+  return service('worker', [WORKER_ENTRY], engineEnv(0, sim, redisUrl, gateway.prefix, options), options);
+}
+
+/** GET /launch with Accept: application/json, one session per load connection. */
+async function launchSessions(gateway: Gateway, count: number, label: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of identities(count, label)) {
+    const query = new URLSearchParams({ token: p.token, player_id: p.player_id, site_id: p.site_id, currency: p.currency, game_id: p.game_id });
+    const res = await http('GET', `${gateway.url}/launch?${query.toString()}`, undefined, { accept: 'application/json' });
+    if (res.status !== 200) throw new Error(`launch: HTTP ${res.status} ${res.text.slice(0, 300)}`);
+    out.push((JSON.parse(res.text) as { session_id: string }).session_id);
+  }
+  return out;
+}
+
+/** Without a duration: measure() gives it the run's, the other callers their own. */
+function engineSpec(gateway: Gateway, op: EngineOp, ids: Ids, sessions: string[], bets: PlacedQueue, connections: number): Spec {
+  return { url: gateway.url, connections, request: engineRequests(op, ids, sessions, bets) };
+}
+
+async function usedMemory(redisUrl: string): Promise<number> {
+  const redis = new Redis(redisUrl);
+  try {
+    const info = await redis.info('memory');
+    return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function sampledTxKeyBytes(redisUrl: string, prefix: string, ids: string[]): Promise<number | null> {
+  const redis = new Redis(redisUrl);
+  try {
+    const keys = keysFor(prefix);
+    const sizes = await Promise.all(ids.map((id) => redis.memory('USAGE', keys.transaction(id)) as Promise<number | null>));
+    const known = sizes.filter((n): n is number => typeof n === 'number');
+    return known.length === 0 ? null : Math.round(known.reduce((a, b) => a + b, 0) / known.length);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+interface GatewayRun {
+  gateway: Gateway;
+  sessions: string[];
+  worker: Service | undefined;
+}
+
+async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean): Promise<GatewayRun> {
+  const gateway = await startGateway(sim, redisUrl, options, 'h1');
+  const worker = withWorker ? startWorker(sim, redisUrl, gateway, options) : undefined;
+  report.memory.gatewayRssBeforeMiB = rssMiB(gateway.service.pid);
+  const sessions = await launchSessions(gateway, options.connections, 'gw');
+  const memoryBefore = await usedMemory(redisUrl);
+  const ids = new Ids();
+  const bets = new PlacedQueue();
+  const spec = (op: EngineOp, connections = options.connections): Spec => engineSpec(gateway, op, ids, sessions, bets, connections);
+
+  await measure('gateway.balance', options, spec('balance'));
+  await clearSimCalls(sim);
+  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, spec('bet')));
+  report.walletConnections.http1 = peak;
+  await clearSimCalls(sim);
+  const [warm, measured] = consumeSplit(bets.size, options);
+  const sample = bets.sample(20);
+  await measure('gateway.win', options, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
+  await clearSimCalls(sim);
+
+  const memoryAfter = await usedMemory(redisUrl);
+  report.memory.redisBytesPerRecord = {
+    usedMemoryDelta: memoryAfter - memoryBefore,
+    records: gatewayRecords,
+    perRecord: gatewayRecords === 0 ? 0 : Math.round((memoryAfter - memoryBefore) / gatewayRecords),
+    sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, gateway.prefix, sample.map((b) => b.transactionId)),
+  };
+
+  await measure(`gateway.bet@${options.lowConnections}`, options, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
+  await clearSimCalls(sim);
+  report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
+  report.memory.gatewayRequestsServed = gatewayRequests;
+  return { gateway, sessions, worker };
+}
+
+// --- worker -------------------------------------------------------------------------------
+
+interface SimCall {
+  transactionId?: string;
+  at: number;
+  code?: number;
+  fault?: string;
+  applied: boolean;
+}
+
+/**
+ * Retry throughput: with the worker stopped, N wins meet a credit fault armed for their first
+ * attempt (code 2, a plain retry code) and are answered 202 pending; once every retry is due
+ * (RETRY_DELAY_UNIT=ms: 301 ms), a fresh worker starts and drains the backlog. The simulator's
+ * call log times the retries.
+ */
+async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions: string[], options: BenchOptions, worker: Service | undefined): Promise<WorkerResult> {
+  await worker?.stop();
+  const jobs = options.retryJobs;
+  const ids = new Ids();
+  const bets = new PlacedQueue();
+  const bet = await runLoad({ ...engineSpec(gateway, 'bet', ids, sessions, bets, options.connections), amount: jobs, durationSec: 60 });
+  log(`worker case: ${bets.size} bets placed (${summary(bet)})`);
+  const armed = await http('POST', `${sim.url}/__sim/faults`, JSON.stringify({ type: 'failNext', op: 'credit', count: bets.size, code: 2 }), {
+    'content-type': 'application/json',
+  });
+  if (armed.status !== 200) throw new Error(`arming the credit fault: HTTP ${armed.status} ${armed.text}`);
+  await clearSimCalls(sim);
+  const wins = await runLoad({ ...engineSpec(gateway, 'win', ids, sessions, bets, options.connections), amount: bets.size, durationSec: 60 });
+  log(`worker case: wins sent (${summary(wins)})`);
+  const queued = wins.statuses['202'] ?? 0;
+  // Every retry due before the worker starts: the worker, not the delay table, sets the pace.
+  await new Promise((r) => setTimeout(r, 500));
+
+  const redis = new Redis(redisUrl);
+  const pendingKey = keysFor(gateway.prefix).pendingIndex();
+  const started = Date.now();
+  const fresh = startWorker(sim, redisUrl, gateway, options);
+  let stillPending = 0;
+  try {
+    await waitUntil(
+      'retry backlog drained',
+      async () => {
+        stillPending = await redis.zcard(pendingKey);
+        return stillPending === 0;
+      },
+      60_000,
+      fresh,
+    ).catch((err: unknown) => log(`worker case: ${(err as Error).message.split('\n')[0] as string}`));
+  } finally {
+    redis.disconnect();
+  }
+  const calls = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=credit`)).text) as { calls: SimCall[] }).calls;
+  await clearSimCalls(sim);
+  const seen = new Set<string>();
+  const retries = calls.filter((c) => {
+    const id = c.transactionId ?? '';
+    if (seen.has(id)) return true;
+    seen.add(id);
+    return false;
+  });
+  const first = retries[0]?.at ?? 0;
+  const last = retries[retries.length - 1]?.at ?? 0;
+  const span = (last - first) / 1000;
+  return {
+    jobs,
+    queued,
+    retries: retries.length,
+    retriesSucceeded: retries.filter((c) => c.applied).length,
+    jobsPerSecond: span > 0 ? Math.round((retries.length - 1) / span) : 0,
+    endToEndSeconds: Math.round((last - started) / 10) / 100,
+    stillPending,
+    retryDelayUnit: 'ms',
+  };
+}
+
+// --- HTTP/2 and profile -------------------------------------------------------------------
+
+async function http2Case(redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const { cert, key } = selfSignedCert();
+  const files = { cert: join(tmp, 'cert.pem'), key: join(tmp, 'key.pem') };
+  writeFileSync(files.cert, cert);
+  writeFileSync(files.key, key, { mode: 0o600 });
+  const sim = await startSim(options, files);
+  const gateway = await startGateway(sim, redisUrl, options, 'h2');
+  const sessions = await launchSessions(gateway, options.connections, 'h2');
+  const versions = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=authenticate`)).text) as { calls: { httpVersion: string }[] }).calls;
+  const h2 = versions.filter((c) => c.httpVersion === '2.0').length;
+  if (h2 !== versions.length) report.skipped.push(`HTTP/2 check: only ${h2} of ${versions.length} launch calls reached the simulator over HTTP/2`);
+  const [, peak] = await peakConnections(
+    sim.port,
+    measure('gateway.bet.h2', options, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
+  );
+  report.walletConnections.http2 = peak;
+  await gateway.service.stop();
+  await sim.service.stop();
+}
+
+async function profileCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const dir = join(tmp, 'cpu-profiles');
+  const gateway = await startGateway(sim, redisUrl, options, 'prof', ['--cpu-prof', '--cpu-prof-dir', dir]);
+  const sessions = await launchSessions(gateway, options.connections, 'prof');
+  const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
+  await runLoad({ ...spec, durationSec: options.warmup });
+  const result = await runLoad({ ...spec, durationSec: options.duration });
+  log(`profiled gateway.bet: ${summary(result)}`);
+  // The profile is written when each process exits cleanly (SIGTERM → close → exit).
+  await gateway.service.stop(10_000);
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f)) : [];
+  report.profile = files.length === 0 ? { error: 'no .cpuprofile written: the gateway did not exit cleanly on SIGTERM' } : summariseProfiles(files, ROOT);
+  await clearSimCalls(sim);
+}
+
+// --- main ---------------------------------------------------------------------------------
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+function build(): string | undefined {
+  log('building (tsc -p tsconfig.build.json)');
+  const out = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+  if (out.status === 0) return undefined;
+  return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  process.chdir(ROOT);
+  const began = Date.now();
+  const report: BenchReport = {
+    date: new Date().toISOString(),
+    git: { sha: git(['rev-parse', '--short', 'HEAD']) || 'unknown', dirty: git(['status', '--porcelain']) !== '' },
+    machine: { cpus: availableParallelism(), node: process.version, loadAverageAtStart: loadavg() },
+    options,
+    cases,
+    walletConnections: {},
+    memory: {},
+    skipped: [],
+  };
+  const tmp = mkdtempSync(join(tmpdir(), 'wgw-bench-'));
+  onCleanup(async () => rmSync(tmp, { recursive: true, force: true }));
+
+  const buildError = options.build ? build() : undefined;
+  const gatewayBuilt = buildError === undefined && existsSync(join(ROOT, GATEWAY_ENTRY));
+  const workerBuilt = buildError === undefined && existsSync(join(ROOT, WORKER_ENTRY));
+
+  const redis = await startRedis();
+  onCleanup(() => redis.stop());
+  const sim = await startSim(options);
+  log(`redis ${redis.url}, simulator ${sim.url}`);
+
+  // One failing part is reported and the rest still runs.
+  const part = async (name: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log(`${name} failed: ${message}`);
+      report.skipped.push(`${name}: ${message.split('\n').slice(0, 6).join(' | ')}`);
+    }
+  };
+
+  await part('direct cases (a)', () => directCases(sim, options));
+  await part('reference case (b)', () => referenceCase(sim, redis.url, options));
+
+  if (!gatewayBuilt) {
+    report.skipped.push(`gateway cases (c), worker, HTTP/2, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
+  } else {
+    await part('gateway cases (c) and worker', async () => {
+      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt);
+      const processes = report.memory.gatewayRssAfterMiB?.length ?? 0;
+      if (processes !== options.processes) {
+        report.skipped.push(`same process count: the gateway ran ${processes} process(es), the reference server ${options.processes} (GATEWAY_PROCESSES)`);
+      }
+      if (workerBuilt) {
+        await part('worker case', async () => {
+          report.worker = await workerCase(sim, redis.url, gateway, sessions, options, worker);
+        });
+      } else {
+        report.skipped.push(`worker case: ${WORKER_ENTRY} does not exist`);
+      }
+      await gateway.service.stop();
+    });
+    await part('HTTP/2 case', () => http2Case(redis.url, options, report, tmp));
+    if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
+  }
+
+  report.derived = derive(report);
+  console.log(render(report));
+  const file = writeReport(report, join(ROOT, 'bench', 'results'));
+  console.log(`\nwritten: ${file} (${Math.round((Date.now() - began) / 1000)} s)`);
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`${signal}: stopping every child`);
+    void cleanupAll().then(() => process.exit(130));
+  });
+}
+
+main()
+  .catch((err: unknown) => {
+    console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    if (!interrupted) void cleanupAll();
+  });
