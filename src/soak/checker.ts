@@ -42,6 +42,7 @@ export type FindingKind =
   | 'unanswered'
   | 'not-final'
   | 'missing-record'
+  | 'record-disagrees'
   | 'unexpected-ledger-entry';
 
 /** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
@@ -186,6 +187,9 @@ export function reconcile(input: CheckInput): Reconciliation {
     }
 
     const isWin = tx.kind === 'credit';
+    if (record !== null && ((record.state === 'failed' && times >= 1) || (record.state === 'succeeded' && times === 0))) {
+      find('record-disagrees', tx, `the gateway's record says ${record.state}, the wallet ${times >= 1 ? 'applied it' : 'never applied it'}`);
+    }
     if (verdict === 'accepted') {
       tally.implied += amount;
       if (isWin) tally.winsAccepted += 1;

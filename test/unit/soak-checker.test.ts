@@ -151,6 +151,13 @@ describe('reconcile', () => {
     expect(r.players[0]?.implied).toBe('990.00');
   });
 
+  it("reports a record that disagrees with the wallet (failed, yet credited), outside the closing line", () => {
+    const { h, ledger } = cleanRound();
+    const r = reconcile({ history: h, ledger, records: records([['b1', done], ['w1', { state: 'failed', compensation: null }]]) });
+    expect(r.findings.map((f) => f.kind)).toEqual(['record-disagrees']);
+    expect(closingLine(r)).toBe('lost: 0, doubled: 0, drift: 0');
+  });
+
   it('reports a refused win the wallet applied anyway, and ledger entries the engine never sent', () => {
     const rejected: Reply = { kind: 'answer', status: 409, state: 'failed', code: 'ROUND_CLOSED', walletCode: null };
     const h = history([tx('b1', 'debit', '10.00', [ok]), tx('w1', 'credit', '5.00', [rejected], 'b1')]);

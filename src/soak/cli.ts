@@ -1,0 +1,96 @@
+import { parseArgs } from 'node:util';
+import type { RunOptions } from './run';
+
+/**
+ * Flags shared by `npm run demo` and `npm run soak`: every size is a flag, every default is the
+ * caller's. A bad value stops the run with a message naming the flag.
+ */
+export type Sizes = Pick<
+  RunOptions,
+  | 'seed'
+  | 'players'
+  | 'rounds'
+  | 'concurrency'
+  | 'gateways'
+  | 'workers'
+  | 'chaosRate'
+  | 'kills'
+  | 'redisRestarts'
+  | 'walletFaultEveryMs'
+  | 'walletTimeoutMs'
+  | 'settleTimeoutMs'
+  | 'keepLogs'
+  | 'logLevel'
+>;
+
+const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>, string> = {
+  seed: 'seed',
+  players: 'players',
+  rounds: 'rounds',
+  concurrency: 'concurrency',
+  gateways: 'gateways',
+  workers: 'workers',
+  kills: 'kills',
+  redisRestarts: 'redis-restarts',
+  walletFaultEveryMs: 'wallet-fault-every-ms',
+  walletTimeoutMs: 'wallet-timeout-ms',
+  settleTimeoutMs: 'settle-timeout-ms',
+};
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function usage(command: string, defaults: Sizes): string {
+  const lines = Object.entries(FLAGS).map(([key, flag]) => `  --${flag} N   (default ${String(defaults[key as keyof Sizes])})`);
+  return [
+    `usage: ${command} [flags]`,
+    ...lines,
+    `  --chaos-rate R   share of wallet money calls chaos hits, 0..1 (default ${defaults.chaosRate})`,
+    `  --log-level L    gateway/worker log level (default ${defaults.logLevel})`,
+    '  --keep-logs      keep the process logs even after a clean run',
+  ].join('\n');
+}
+
+function integer(flag: string, text: string, min: number): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`--${flag}: expected a whole number >= ${min}, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'help' {
+  const options = Object.fromEntries(Object.values(FLAGS).map((flag) => [flag, { type: 'string' as const }]));
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (v.help === true) return 'help';
+  const sizes: { -readonly [K in keyof Sizes]: Sizes[K] } = { ...defaults };
+  for (const [key, flag] of Object.entries(FLAGS) as [keyof typeof FLAGS, string][]) {
+    const given = v[flag];
+    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' ? 0 : 1);
+  }
+  const rate = v['chaos-rate'];
+  if (typeof rate === 'string') {
+    const r = Number(rate);
+    if (!/^[0-9.]+$/.test(rate) || !(r >= 0 && r <= 1)) throw new UsageError(`--chaos-rate: expected a number from 0 to 1, got ${JSON.stringify(rate)}`);
+    sizes.chaosRate = r;
+  }
+  if (typeof v['log-level'] === 'string') sizes.logLevel = v['log-level'];
+  if (v['keep-logs'] === true) sizes.keepLogs = true;
+  if (sizes.seed > 0xffffffff) throw new UsageError('--seed: at most 4294967295');
+  return sizes;
+}
+
+/** A seed when none is given: printed with the result, so the run can be repeated. */
+export function freshSeed(): number {
+  return Math.floor(Math.random() * 1_000_000);
+}

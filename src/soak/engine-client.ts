@@ -1,0 +1,192 @@
+import { Agent, request } from 'undici';
+import { LosslessNumber, parseJson } from '../lib/json';
+import type { RecordView } from './checker';
+import { needsResend, type Reply } from './history';
+
+/**
+ * The scripted engine's HTTP side: the contract's engine API (section 4) over real HTTP to one of
+ * the gateways. A send that got no usable answer (connection refused or reset by a killed gateway,
+ * a 5xx of the gateway's own, IN_PROGRESS) goes out again with the same body, to the next gateway,
+ * until a final answer or the deadline — as a real engine does.
+ */
+export interface EngineClientOptions {
+  /** Base URLs of the gateways; a resend goes to the next one. */
+  readonly gateways: readonly string[];
+  readonly apiKey: string;
+  readonly adminUser: string;
+  readonly adminPassword: string;
+  /** No answer within this long counts as no answer. */
+  readonly answerTimeoutMs: number;
+  /** Resends stop after this long; the transaction is then unanswered. */
+  readonly resendDeadlineMs: number;
+}
+
+export interface Answered {
+  readonly reply: Reply;
+  /** Balance of a 200/202 answer (decimal text). */
+  readonly balance: string | undefined;
+  /** Sends it took (1 = the first was final). */
+  readonly sends: number;
+}
+
+export type LaunchOutcome =
+  | { readonly ok: true; readonly sessionId: string; readonly balance: string; readonly currency: string }
+  | { readonly ok: false; readonly detail: string };
+
+interface Raw {
+  readonly status: number;
+  readonly body: Record<string, unknown> | undefined;
+}
+
+function text(value: unknown): string | undefined {
+  if (value instanceof LosslessNumber) return value.value;
+  return typeof value === 'string' ? value : undefined;
+}
+
+function replyOf(raw: Raw): Reply {
+  const error = raw.body?.error as Record<string, unknown> | undefined;
+  const walletCode = text(error?.wallet_code);
+  return {
+    kind: 'answer',
+    status: raw.status,
+    state: text(raw.body?.state),
+    code: text(error?.code),
+    // A wallet result code is a small integer (src/wallet/codes.ts), not an id or an amount.
+    walletCode: walletCode === undefined ? null : Number(walletCode),
+  };
+}
+
+function reasonOf(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return e.code ?? e.message ?? String(err);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class EngineClient {
+  private readonly agent: Agent;
+  private readonly auth: string;
+  private readonly adminAuth: string;
+  /** Sends beyond the first, across every transaction. */
+  resends = 0;
+
+  constructor(private readonly options: EngineClientOptions) {
+    this.agent = new Agent({ connections: 128, headersTimeout: options.answerTimeoutMs, bodyTimeout: options.answerTimeoutMs, keepAliveTimeout: 2000 });
+    this.auth = `Bearer ${options.apiKey}`;
+    this.adminAuth = `Basic ${Buffer.from(`${options.adminUser}:${options.adminPassword}`).toString('base64')}`;
+  }
+
+  private async once(method: 'GET' | 'POST', url: string, body: string | undefined, authorization: string): Promise<Raw> {
+    const res = await request(url, {
+      method,
+      dispatcher: this.agent,
+      headers: { authorization, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body,
+    });
+    const raw = await res.body.text();
+    let parsed: Record<string, unknown> | undefined;
+    try {
+      const json = parseJson(raw);
+      parsed = json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, body: parsed };
+  }
+
+  /**
+   * POSTs `body` to `path` until a final answer, appending every reply to `replies`.
+   * `lane` picks the first gateway, so players spread over them.
+   */
+  async send(path: string, body: string, replies: Reply[], lane: number): Promise<Answered> {
+    const deadline = Date.now() + this.options.resendDeadlineMs;
+    const gateways = this.options.gateways;
+    for (let attempt = 0; ; attempt += 1) {
+      if (attempt > 0) this.resends += 1;
+      const url = `${gateways[(lane + attempt) % gateways.length] as string}${path}`;
+      let reply: Reply;
+      let balance: string | undefined;
+      try {
+        const raw = await this.once('POST', url, body, this.auth);
+        reply = replyOf(raw);
+        balance = text(raw.body?.balance);
+      } catch (err) {
+        reply = { kind: 'no-answer', reason: reasonOf(err) };
+      }
+      replies.push(reply);
+      if (!needsResend(reply) || Date.now() > deadline) return { reply, balance, sends: attempt + 1 };
+      await sleep(Math.min(1000, 100 * (attempt + 1)));
+    }
+  }
+
+  /** GET /launch with Accept: application/json, again on no answer or a 5xx, until the deadline. */
+  async launch(query: Record<string, string>, lane: number): Promise<LaunchOutcome> {
+    const deadline = Date.now() + this.options.resendDeadlineMs;
+    const gateways = this.options.gateways;
+    const qs = new URLSearchParams(query).toString();
+    for (let attempt = 0; ; attempt += 1) {
+      const url = `${gateways[(lane + attempt) % gateways.length] as string}/launch?${qs}`;
+      let detail: string;
+      try {
+        const raw = await this.once('GET', url, undefined, '');
+        const sessionId = text(raw.body?.session_id);
+        const balance = text(raw.body?.balance);
+        const currency = text(raw.body?.currency);
+        if (raw.status === 200 && sessionId !== undefined && balance !== undefined && currency !== undefined) return { ok: true, sessionId, balance, currency };
+        detail = `${raw.status} ${JSON.stringify(raw.body?.error ?? raw.body ?? null)}`;
+        if (raw.status < 500) return { ok: false, detail };
+      } catch (err) {
+        detail = reasonOf(err);
+      }
+      if (Date.now() > deadline) return { ok: false, detail };
+      await sleep(Math.min(1000, 100 * (attempt + 1)));
+    }
+  }
+
+  /**
+   * The gateway's record of a transaction: null for 404, undefined when no gateway answered.
+   * A dead record's reason comes from the operators' view.
+   */
+  async record(transactionId: string, lane: number): Promise<RecordView | null | undefined> {
+    const gateways = this.options.gateways;
+    for (let attempt = 0; attempt < gateways.length; attempt += 1) {
+      const base = gateways[(lane + attempt) % gateways.length] as string;
+      try {
+        const raw = await this.once('GET', `${base}/engine/v1/transactions/${encodeURIComponent(transactionId)}`, undefined, this.auth);
+        if (raw.status === 404) return null;
+        if (raw.status !== 200 || raw.body === undefined) continue;
+        const comp = raw.body.compensation as Record<string, unknown> | null | undefined;
+        const state = text(raw.body.state) ?? 'unknown';
+        const view: RecordView = {
+          state,
+          compensation: comp ? { transaction_id: text(comp.transaction_id) ?? '', state: text(comp.state) ?? 'unknown' } : null,
+        };
+        return state === 'dead' || comp?.state === 'dead' ? { ...view, reason: await this.deadReason(base, transactionId, comp) } : view;
+      } catch {
+        continue;
+      }
+    }
+    return undefined;
+  }
+
+  private async deadReason(base: string, transactionId: string, comp: Record<string, unknown> | null | undefined): Promise<string | null> {
+    const ids = [transactionId, ...(comp ? [text(comp.transaction_id) ?? ''] : [])];
+    const reasons: string[] = [];
+    for (const id of ids) {
+      try {
+        const raw = await this.once('GET', `${base}/admin/transactions/${encodeURIComponent(id)}`, undefined, this.adminAuth);
+        const body = (raw.body?.transaction as Record<string, unknown> | undefined) ?? raw.body;
+        const error = body?.error as Record<string, unknown> | null | undefined;
+        const said = text(body?.note) ?? text(error?.message);
+        if (said !== undefined && text(body?.state) === 'dead') reasons.push(`${id}: ${said}`);
+      } catch {
+        // The reason is a courtesy; the state is what the checker needs.
+      }
+    }
+    return reasons.length > 0 ? reasons.join('; ') : null;
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,164 @@
+import { mulberry32 } from '../sim/faults';
+import type { FaultController } from '../sim';
+import { WALLET_CODES } from '../wallet/codes';
+import type { TransactionAction } from '../wallet/protocol';
+
+/**
+ * The soak's fault scheduler, seeded. On top of the simulator's chaos it arms wallet faults at a
+ * steady pace (codes of the retry and compensation lists, "applied but the answer lost" by a hang
+ * past the deadline or a reset, resets without applying, slow answers), and at fixed points of
+ * the run's progress SIGKILLs a gateway or a worker (then restarts it) or restarts Redis.
+ */
+export interface Killable {
+  readonly name: string;
+  kill(): Promise<void>;
+  /** Starts it again and resolves once it serves. */
+  restart(): Promise<void>;
+}
+
+export interface SchedulerOptions {
+  readonly seed: number;
+  readonly faults: FaultController;
+  /** Arm a wallet fault every this many ms; 0 = none (chaos alone). */
+  readonly walletFaultEveryMs: number;
+  readonly walletTimeoutMs: number;
+  readonly kills: number;
+  readonly redisRestarts: number;
+  readonly processes: readonly Killable[];
+  readonly redis: Killable | undefined;
+  /** 0..1: how far the engine script is. */
+  readonly progress: () => number;
+  readonly log: (line: string) => void;
+}
+
+export type WalletFaultKind = 'retry-code' | 'compensation-code' | 'applied-then-timeout' | 'applied-then-reset' | 'reset' | 'slow';
+
+export interface SchedulerCounts {
+  walletFaults: Record<WalletFaultKind, number>;
+  kills: Record<string, number>;
+  redisRestarts: number;
+}
+
+const RETRY_CODES = WALLET_CODES.filter((c) => c.spec && c.retry !== 'none').map((c) => c.code);
+const COMPENSATION_CODES = WALLET_CODES.filter((c) => c.compensate).map((c) => c.code);
+const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
+
+/** Evenly spread points of progress in (0, 1), the same for a given count. */
+function points(count: number, offset: number): number[] {
+  return Array.from({ length: count }, (_, i) => (i + offset) / (count + 1));
+}
+
+export class FaultScheduler {
+  readonly counts: SchedulerCounts = {
+    walletFaults: { 'retry-code': 0, 'compensation-code': 0, 'applied-then-timeout': 0, 'applied-then-reset': 0, reset: 0, slow: 0 },
+    kills: {},
+    redisRestarts: 0,
+  };
+  private readonly rng: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private watcher: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly killAt: number[];
+  private readonly redisAt: number[];
+  private readonly slowOps = new Set<TransactionAction>();
+  /** The first failure of a kill or restart: the run cannot be trusted past it. */
+  failure: Error | undefined;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.rng = mulberry32(options.seed ^ 0x5eed);
+    this.killAt = points(options.kills, 0.5);
+    this.redisAt = points(options.redisRestarts, 0.75);
+  }
+
+  start(): void {
+    if (this.options.walletFaultEveryMs > 0) this.timer = setInterval(() => this.armWalletFault(), this.options.walletFaultEveryMs);
+    this.watcher = setInterval(() => this.checkProgress(), 100);
+  }
+
+  /** Stops arming and waits for any kill or restart under way, so every process runs again. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    clearInterval(this.watcher);
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    for (const op of this.slowOps) this.options.faults.latency(op, 0);
+  }
+
+  private pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.rng() * items.length)] as T;
+  }
+
+  private armWalletFault(): void {
+    const f = this.options.faults;
+    const x = this.rng();
+    const op = this.pick(MONEY_OPS);
+    let kind: WalletFaultKind;
+    if (x < 0.3) {
+      kind = 'retry-code';
+      const code = this.pick(RETRY_CODES);
+      f.failNext(this.pick(['credit', 'rollback'] as const), 1 + Math.floor(this.rng() * 2), code);
+    } else if (x < 0.45) {
+      kind = 'compensation-code';
+      f.failNext('debit', 1, this.pick(COMPENSATION_CODES));
+    } else if (x < 0.6) {
+      kind = 'applied-then-timeout';
+      f.applyThenDrop(op, 1, { mode: 'hang' });
+    } else if (x < 0.75) {
+      kind = 'applied-then-reset';
+      f.applyThenDrop(op, 1, { mode: 'reset' });
+    } else if (x < 0.9) {
+      kind = 'reset';
+      f.reset(op, 1);
+    } else {
+      kind = 'slow';
+      // Mostly under the gateway's deadline; now and then a little past it (applied after the timeout).
+      const ms = Math.round(this.options.walletTimeoutMs * (0.2 + this.rng()));
+      f.latency(op, ms);
+      this.slowOps.add(op);
+      setTimeout(() => {
+        f.latency(op, 0);
+        this.slowOps.delete(op);
+      }, 1000).unref();
+    }
+    this.counts.walletFaults[kind] += 1;
+  }
+
+  private checkProgress(): void {
+    const done = this.options.progress();
+    while (this.killAt.length > 0 && (this.killAt[0] as number) <= done && this.inFlight.size === 0) {
+      this.killAt.shift();
+      this.track(this.killOne());
+    }
+    while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.options.redis) {
+      this.redisAt.shift();
+      this.track(this.restartRedis(this.options.redis));
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const p = work.catch((err: unknown) => {
+      this.failure ??= err instanceof Error ? err : new Error(String(err));
+    });
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  private async killOne(): Promise<void> {
+    const victim = this.pick(this.options.processes);
+    const downMs = 200 + Math.floor(this.rng() * 1300);
+    this.options.log(`fault: SIGKILL ${victim.name}, restart in ${downMs} ms`);
+    await victim.kill();
+    const kind = victim.name.replace(/-\d+$/, '');
+    this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
+    await new Promise((r) => setTimeout(r, downMs));
+    await victim.restart();
+  }
+
+  private async restartRedis(redis: Killable): Promise<void> {
+    const downMs = 300 + Math.floor(this.rng() * 1200);
+    this.options.log(`fault: SIGKILL redis, restart on the same AOF in ${downMs} ms`);
+    await redis.kill();
+    await new Promise((r) => setTimeout(r, downMs));
+    await redis.restart();
+    this.counts.redisRestarts += 1;
+  }
+}

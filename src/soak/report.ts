@@ -1,0 +1,88 @@
+import { closingLine, COUNTED, type Finding, type Reconciliation } from './checker';
+import type { SchedulerCounts } from './faults';
+import type { ScriptCounts } from './script';
+
+/**
+ * The printed reconciliation of the demo and the soak. Everything but the last line is for
+ * people; the last line is exactly `lost: N, doubled: N, drift: N`.
+ */
+export interface ReportInput {
+  readonly title: string;
+  readonly seed: number;
+  readonly parameters: Readonly<Record<string, string | number | boolean>>;
+  readonly script: ScriptCounts;
+  readonly resends: number;
+  /** Wallet calls per fault the simulator injected (chaos and armed), from its call log. */
+  readonly walletFaults: Readonly<Record<string, number>>;
+  readonly scheduler: SchedulerCounts | undefined;
+  readonly reconciliation: Reconciliation;
+  readonly perPlayer: boolean;
+  readonly settledInMs: number;
+}
+
+const ALL_COUNTED = new Set([...COUNTED.lost, ...COUNTED.doubled, ...COUNTED.drift]);
+
+function kv(record: Readonly<Record<string, string | number | boolean>>): string {
+  const entries = Object.entries(record);
+  return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k} ${v}`).join(', ');
+}
+
+function findingLine(f: Finding): string {
+  const where = [f.playerId === null ? undefined : `player ${f.playerId}`, f.transactionId === null ? undefined : `tx ${f.transactionId}`].filter(Boolean).join(' ');
+  return `  ${ALL_COUNTED.has(f.kind) ? '!' : '-'} ${f.kind}: ${where}: ${f.detail}`;
+}
+
+export function renderReport(r: ReportInput): string[] {
+  const rec = r.reconciliation;
+  const s = r.script;
+  const lines: string[] = [];
+  lines.push(`== ${r.title} ==`);
+  lines.push(`seed: ${r.seed}`);
+  lines.push(`parameters: ${kv(r.parameters)}`);
+  lines.push(
+    `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
+      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded}, bets after end ${s.endedSessionBets}`,
+  );
+  lines.push(`wallet faults met: ${kv(r.walletFaults)}`);
+  if (r.scheduler) {
+    lines.push(`armed faults: ${kv(r.scheduler.walletFaults)}`);
+    const kills = Object.values(r.scheduler.kills).reduce((a, b) => a + b, 0);
+    lines.push(`kills: ${kills} (${kv(r.scheduler.kills)}), restarts: ${kills + r.scheduler.redisRestarts}, redis restarts: ${r.scheduler.redisRestarts}`);
+  }
+  lines.push(`records: ${rec.records.total} (${kv(rec.records.byState)}), compensations ${rec.records.compensations}, dead ${rec.records.dead.length}; settled in ${r.settledInMs} ms`);
+  for (const d of rec.records.dead) lines.push(`  dead ${d.transactionId}: ${d.reason}`);
+
+  const totals = rec.players.reduce(
+    (t, p) => ({
+      winsAccepted: t.winsAccepted + p.winsAccepted,
+      winsCredited: t.winsCredited + p.winsCredited,
+      refundsAccepted: t.refundsAccepted + p.refundsAccepted,
+      refundsApplied: t.refundsApplied + p.refundsApplied,
+      betsRefused: t.betsRefused + p.betsRefused,
+      betsCompensated: t.betsCompensated + p.betsCompensated,
+    }),
+    { winsAccepted: 0, winsCredited: 0, refundsAccepted: 0, refundsApplied: 0, betsRefused: 0, betsCompensated: 0 },
+  );
+  lines.push(
+    `wins accepted ${totals.winsAccepted} / credited ${totals.winsCredited}; refunds accepted ${totals.refundsAccepted} / applied ${totals.refundsApplied}; ` +
+      `bets refused ${totals.betsRefused} / applied then compensated ${totals.betsCompensated}`,
+  );
+
+  if (r.perPlayer) {
+    lines.push('per player: history implies | wallet holds | wins accepted/credited | bets refused/compensated');
+    for (const p of rec.players) {
+      const mark = p.ledger === p.implied ? ' ' : '!';
+      lines.push(
+        `${mark} ${p.playerId}: ${p.implied} | ${p.ledger ?? 'never seen'} ${p.currency} | ${p.winsAccepted}/${p.winsCredited} | ${p.betsRefused}/${p.betsCompensated}`,
+      );
+    }
+  }
+
+  if (rec.findings.length === 0) lines.push('differences: none');
+  else {
+    lines.push(`differences (${rec.findings.length}; '!' counts in the closing line):`);
+    for (const f of rec.findings) lines.push(findingLine(f));
+  }
+  lines.push(closingLine(rec));
+  return lines;
+}

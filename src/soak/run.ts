@@ -1,0 +1,272 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator, type RunningSimulator } from '../sim';
+import { reconcile, type RecordView, type Reconciliation } from './checker';
+import { EngineClient } from './engine-client';
+import { FaultScheduler, type Killable } from './faults';
+import { freePort, nodeProcess, RedisServer, waitFor, type ManagedProcess } from './processes';
+import { ProgressBar } from './progress';
+import { renderReport } from './report';
+import { ScriptedEngine } from './script';
+
+/**
+ * One run of the demo or the soak: Redis, the simulator (in this process, so its ledger is read
+ * directly), N gateways and M workers as child processes; the scripted engine plays while the
+ * fault scheduler works; then faults stop, the background work settles, and the checker reconciles.
+ */
+export interface RunOptions {
+  readonly title: string;
+  readonly seed: number;
+  readonly players: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+  readonly gateways: number;
+  readonly workers: number;
+  readonly chaosRate: number;
+  /** Redis with AOF, fsync always. */
+  readonly aof: boolean;
+  readonly kills: number;
+  readonly redisRestarts: number;
+  /** 0 = chaos only. */
+  readonly walletFaultEveryMs: number;
+  readonly walletTimeoutMs: number;
+  /** How long the background work may take to settle after the script. */
+  readonly settleTimeoutMs: number;
+  readonly perPlayer: boolean;
+  readonly logLevel: string;
+  /** Keep the run directory (process logs) even when the run is clean. */
+  readonly keepLogs: boolean;
+  /** PATH, HOME and the like for the children; nothing else of the caller's environment leaks in. */
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly out: (line: string) => void;
+  readonly err: NodeJS.WriteStream;
+}
+
+export interface RunResult {
+  readonly reconciliation: Reconciliation;
+  readonly exitCode: 0 | 1;
+  readonly lines: readonly string[];
+}
+
+const CREDENTIALS = {
+  WALLET_BASIC_USER: 'gateway',
+  WALLET_BASIC_PASSWORD: 'soak-wallet-password',
+  WALLET_SIGNING_SECRET: 'soak-signing-secret',
+  ENGINE_API_KEY: 'soak-engine-key',
+  ADMIN_USER: 'soak-admin',
+  ADMIN_PASSWORD: 'soak-admin-password',
+} as const;
+
+const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
+
+function isFinal(view: RecordView | null | undefined): boolean {
+  if (view === undefined) return false;
+  if (view === null) return true;
+  return FINAL.has(view.state) && (view.compensation === null || FINAL.has(view.compensation.state));
+}
+
+/** Everything started here, so one call stops it all, and a dying parent leaves nothing behind. */
+class Cluster {
+  readonly processes: ManagedProcess[] = [];
+  redis: RedisServer | undefined;
+  sim: RunningSimulator | undefined;
+  private readonly onExit = (): void => this.killNow();
+
+  constructor() {
+    process.once('exit', this.onExit);
+  }
+
+  killNow(): void {
+    for (const p of this.processes) p.killNow();
+    this.redis?.killNow();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop()));
+    await this.redis?.stop();
+    await this.sim?.close();
+    process.off('exit', this.onExit);
+  }
+}
+
+async function healthy(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
+export async function runScenario(o: RunOptions): Promise<RunResult> {
+  const runDir = mkdtempSync(join(tmpdir(), `wgw-${o.title.split(' ')[0]?.toLowerCase() ?? 'run'}-`));
+  const cluster = new Cluster();
+  let clean = false;
+  try {
+    const redis = new RedisServer({ aof: o.aof, dir: runDir, port: await freePort(), baseEnv: o.baseEnv });
+    cluster.redis = redis;
+    await redis.start();
+    const sim = await startSimulator({
+      basicUser: CREDENTIALS.WALLET_BASIC_USER,
+      basicPassword: CREDENTIALS.WALLET_BASIC_PASSWORD,
+      signingSecret: CREDENTIALS.WALLET_SIGNING_SECRET,
+      chaos: o.chaosRate > 0 ? { seed: o.seed, rate: o.chaosRate } : undefined,
+    });
+    cluster.sim = sim;
+
+    const env: Record<string, string> = {
+      ...o.baseEnv,
+      ...CREDENTIALS,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: `wgw-run-${o.seed}-${randomBytes(3).toString('hex')}`,
+      WALLET_BASE_URL: sim.url,
+      PROVIDER_ID: '18446744073709551615',
+      GATEWAY_PROCESSES: '1',
+      WALLET_TIMEOUT_MS: String(o.walletTimeoutMs),
+      RETRY_DELAY_UNIT: 'ms',
+      SWEEP_INTERVAL_MS: '1000',
+      WORKER_CONCURRENCY: '20',
+      LOG_LEVEL: o.logLevel,
+    };
+    const gatewayUrls: string[] = [];
+    const killables: Killable[] = [];
+    for (let i = 0; i < o.gateways; i += 1) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const p = nodeProcess(`gateway-${i + 1}`, 'src/main/gateway.ts', { ...env, PORT: String(port) }, runDir);
+      cluster.processes.push(p);
+      gatewayUrls.push(url);
+      const up = async (): Promise<void> => {
+        p.start();
+        await waitFor(`${p.name} answering /healthz`, () => healthy(url), 60_000, () => p.isRunning()).catch((err: Error) => {
+          throw new Error(`${err.message}\n${p.tail()}`);
+        });
+      };
+      killables.push({ name: p.name, kill: () => p.kill(), restart: up });
+    }
+    for (let i = 0; i < o.workers; i += 1) {
+      const p = nodeProcess(`worker-${i + 1}`, 'workers/main.ts', env, runDir);
+      cluster.processes.push(p);
+      killables.push({ name: p.name, kill: () => p.kill(), restart: async () => p.start() });
+    }
+    await Promise.all(killables.map((k) => k.restart()));
+
+    const client = new EngineClient({
+      gateways: gatewayUrls,
+      apiKey: CREDENTIALS.ENGINE_API_KEY,
+      adminUser: CREDENTIALS.ADMIN_USER,
+      adminPassword: CREDENTIALS.ADMIN_PASSWORD,
+      answerTimeoutMs: Math.max(10_000, o.walletTimeoutMs * 4),
+      resendDeadlineMs: 120_000,
+    });
+    const progress = new ProgressBar(o.players * o.rounds, 'rounds', o.err);
+    const engine = new ScriptedEngine({
+      seed: o.seed,
+      players: o.players,
+      rounds: o.rounds,
+      concurrency: o.concurrency,
+      currency: 'EUR',
+      scale: 2,
+      siteId: '4294967297',
+      gameId: 'soak-slots',
+      client,
+      onRound: () => progress.tick(),
+    });
+    const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0;
+    const scheduler = withFaults
+      ? new FaultScheduler({
+          seed: o.seed,
+          faults: sim.faults,
+          walletFaultEveryMs: o.walletFaultEveryMs,
+          walletTimeoutMs: o.walletTimeoutMs,
+          kills: o.kills,
+          redisRestarts: o.redisRestarts,
+          processes: killables,
+          redis: o.redisRestarts > 0 ? { name: 'redis', kill: () => redis.kill(), restart: () => redis.start() } : undefined,
+          progress: () => progress.fraction,
+          log: (line) => o.err.write(`\n${line}\n`),
+        })
+      : undefined;
+
+    scheduler?.start();
+    await engine.run();
+    await scheduler?.stop();
+    if (scheduler?.failure) throw scheduler.failure;
+    // The incident is over: the wallet answers normally again, and the background work must finish.
+    sim.faults.clear();
+
+    const history = engine.history();
+    const settleStart = Date.now();
+    const records = await settle(client, history.transactions.map((t) => t.transactionId), o.settleTimeoutMs, o.err);
+    const settledInMs = Date.now() - settleStart;
+    const reconciliation = reconcile({
+      history,
+      ledger: { players: sim.ledger.players(), transactions: sim.ledger.transactions() },
+      records,
+    });
+
+    const walletFaults: Record<string, number> = {};
+    for (const call of sim.calls()) {
+      if (call.fault !== undefined) walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] = (walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] ?? 0) + 1;
+    }
+    const lines = renderReport({
+      title: o.title,
+      seed: o.seed,
+      parameters: {
+        players: o.players,
+        rounds: o.rounds,
+        concurrency: o.concurrency,
+        gateways: o.gateways,
+        workers: o.workers,
+        'chaos rate': o.chaosRate,
+        'wallet fault every ms': o.walletFaultEveryMs,
+        kills: o.kills,
+        'redis restarts': o.redisRestarts,
+        'redis aof': o.aof ? 'always' : 'off',
+        'wallet timeout ms': o.walletTimeoutMs,
+      },
+      script: engine.counts,
+      resends: client.resends,
+      walletFaults,
+      scheduler: scheduler?.counts,
+      reconciliation,
+      perPlayer: o.perPlayer,
+      settledInMs,
+    });
+    await client.close();
+    const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 ? 0 : 1;
+    clean = exitCode === 0 && reconciliation.findings.length === 0;
+    if (!clean || o.keepLogs) lines.splice(lines.length - 1, 0, `process logs kept in ${runDir}`);
+    for (const line of lines) o.out(line);
+    return { reconciliation, exitCode, lines };
+  } catch (err) {
+    o.err.write(`\nrun failed; process logs kept in ${runDir}\n`);
+    throw err;
+  } finally {
+    await cluster.stop();
+    if (clean && !o.keepLogs) rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls every record until it is final (its compensation too) or the deadline passes. */
+async function settle(client: EngineClient, ids: readonly string[], timeoutMs: number, err: NodeJS.WriteStream): Promise<Map<string, RecordView | null>> {
+  const records = new Map<string, RecordView | null>();
+  const deadline = Date.now() + timeoutMs;
+  let open = [...ids];
+  for (let pass = 0; ; pass += 1) {
+    const still: string[] = [];
+    for (let i = 0; i < open.length; i += 32) {
+      const batch = open.slice(i, i + 32);
+      const views = await Promise.all(batch.map((id, k) => client.record(id, i + k)));
+      batch.forEach((id, k) => {
+        const view = views[k];
+        if (view !== undefined) records.set(id, view);
+        if (!isFinal(view)) still.push(id);
+      });
+    }
+    open = still;
+    if (open.length === 0 || Date.now() > deadline) break;
+    if (pass % 5 === 0) err.write(`settling: ${open.length} records not final yet\n`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return records;
+}
