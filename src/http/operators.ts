@@ -1,10 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import type Redis from 'ioredis';
+import type { GatewayConfig } from '../config/env';
+import type { Queues } from '../duties/queues';
+import { redrive } from '../duties/redrive';
 import { withDeadline } from '../lib/deadline';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { QueueMetricsCollector } from '../observability/queue-metrics';
+import { createQueueMetrics, type QueueMetricsCollector } from '../observability/queue-metrics';
+import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
+import { createAdminRouter } from './admin';
 
 /**
  * The operators' probes: GET /readyz (Redis and the wallet) and GET /metrics (Prometheus text).
@@ -121,4 +126,39 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
   });
 
   return router;
+}
+
+export interface OperatorWiring {
+  config: Pick<GatewayConfig, 'ADMIN_USER' | 'ADMIN_PASSWORD'>;
+  logger: Logger;
+  metrics: Metrics;
+  /** The store's connection (PING for /readyz). */
+  redis: Redis;
+  wallet: WalletClient;
+  transactions: TransactionStore;
+  queues: Queues;
+}
+
+/** Everything operators reach over HTTP, ready for createApp's extraRouters. */
+export function operatorRouters(w: OperatorWiring): Router[] {
+  const { config, logger, metrics, transactions, queues } = w;
+  const allQueues = [queues.retry, queues.terminate, queues.upkeep];
+  const queueMetrics = createQueueMetrics({
+    metrics,
+    queues: allQueues,
+    deadCount: async () => (await transactions.listDead(0, 1)).total,
+    logger,
+  });
+  const credentials =
+    config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
+  return [
+    createOperatorRouter({ readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet }), metrics, queueMetrics, logger }),
+    createAdminRouter({
+      credentials,
+      queues: allQueues,
+      transactions,
+      redrive: (id) => redrive({ store: transactions, queues }, id),
+      logger: logger.child({ component: 'admin' }),
+    }),
+  ];
 }

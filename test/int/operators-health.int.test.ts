@@ -1,0 +1,176 @@
+import { createServer, type AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import express from 'express';
+import Redis from 'ioredis';
+import pino from 'pino';
+import request from 'supertest';
+import { createOperatorRouter, createReadinessProbe } from '../../src/http/operators';
+import { createMetrics, type Metrics } from '../../src/observability/metrics';
+import { createQueueMetrics } from '../../src/observability/queue-metrics';
+import { startSimulator, type RunningSimulator } from '../../src/sim/index';
+import { closeRedis, createRedis } from '../../src/store/redis';
+import { keysFor } from '../../src/store/keys';
+import { createTransactionStore } from '../../src/store/transactions';
+import { createWalletClient } from '../../src/wallet/client';
+import { hmacSigner } from '../../src/wallet/signer';
+import type { WalletClient } from '../../src/wallet/protocol';
+import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+
+const prefix = testPrefix('operators-health');
+const silent = pino({ level: 'silent' });
+let sim: RunningSimulator;
+let redis: Redis;
+let wallet: WalletClient;
+let queues: Queue[];
+let queueConnection: Redis;
+let metrics: Metrics;
+
+const credentials = { user: 'gw', password: 'gw-pass', secret: 'gw-secret' };
+
+/** A port nothing listens on: bind one, note it, close it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function appWith(options: { redis: Redis; cacheMs?: number }) {
+  const readiness = createReadinessProbe({ redis: options.redis, wallet, cacheMs: options.cacheMs ?? 0 });
+  const store = createTransactionStore(redis, keysFor(prefix), 3600);
+  const queueMetrics = createQueueMetrics({
+    metrics,
+    queues,
+    deadCount: async () => (await store.listDead(0, 1)).total,
+    logger: silent,
+  });
+  const app = express();
+  app.use(createOperatorRouter({ readiness, metrics, queueMetrics, logger: silent }));
+  return app;
+}
+
+/** Polls until `probe` holds or the deadline passes (the cache and the wallet answer asynchronously). */
+async function until(probe: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ basicUser: credentials.user, basicPassword: credentials.password, signingSecret: credentials.secret });
+  redis = createRedis(redisUrl());
+  wallet = createWalletClient({
+    settings: {
+      WALLET_BASE_URL: sim.url,
+      WALLET_BASIC_USER: credentials.user,
+      WALLET_BASIC_PASSWORD: credentials.password,
+      WALLET_SIGNING_SECRET: credentials.secret,
+      WALLET_SIGNATURE_ALGO: 'sha256',
+      WALLET_SIGNATURE_ENCODING: 'hex',
+      WALLET_TIMEOUT_MS: 2000,
+      WALLET_CONNECTIONS: 4,
+      WALLET_TLS_INSECURE: false,
+      walletHostHeader: new URL(sim.url).host,
+    },
+    signer: hmacSigner(credentials.secret, 'sha256', 'hex'),
+  });
+  queueConnection = createRedis(redisUrl(), { forBullmq: true });
+  queues = ['retries', 'terminates'].map((name) => new Queue(name, { connection: queueConnection, prefix }));
+  metrics = createMetrics();
+});
+
+afterEach(() => sim.faults.clear());
+
+afterAll(async () => {
+  await Promise.all(queues.map((q) => q.close()));
+  await closeRedis(queueConnection);
+  await deletePrefix(prefix);
+  await closeRedis(redis);
+  await wallet.close();
+  await sim.close();
+});
+
+describe('GET /readyz', () => {
+  it('is 200 while Redis and the wallet answer, 503 naming the wallet while its health check fails, then 200 again', async () => {
+    const app = appWith({ redis });
+    const ok = await request(app).get('/readyz').expect(200);
+    expect(ok.body).toMatchObject({ status: 'ready', failed: [], checks: { redis: { ok: true }, wallet: { ok: true } } });
+
+    sim.faults.unhealthy(true);
+    const down = await request(app).get('/readyz').expect(503);
+    expect(down.body).toMatchObject({ status: 'unready', failed: ['wallet'], checks: { redis: { ok: true }, wallet: { ok: false, detail: 'HTTP 503' } } });
+
+    sim.faults.unhealthy(false);
+    await request(app).get('/readyz').expect(200);
+  });
+
+  it('names Redis when Redis does not answer', async () => {
+    // No reconnecting: the client ends after the refused connection and leaves nothing to close.
+    const deadRedis = new Redis(`redis://127.0.0.1:${await closedPort()}`, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    deadRedis.on('error', () => undefined);
+    const res = await request(appWith({ redis: deadRedis })).get('/readyz').expect(503);
+    expect(res.body.failed).toEqual(['redis']);
+    expect(res.body.checks.redis.ok).toBe(false);
+    expect(res.body.checks.wallet.ok).toBe(true);
+  });
+
+  it('reuses one answer for the cache period so probes do not reach the wallet each time', async () => {
+    const app = appWith({ redis, cacheMs: 60_000 });
+    await request(app).get('/readyz').expect(200);
+    sim.faults.unhealthy(true);
+    // Within the cache period the wallet is not asked again: still the cached 200.
+    await Promise.all([1, 2, 3].map(() => request(app).get('/readyz').expect(200)));
+  });
+
+  it('follows the wallet again once the cache period is over', async () => {
+    const app = appWith({ redis, cacheMs: 100 });
+    await request(app).get('/readyz').expect(200);
+    sim.faults.unhealthy(true);
+    await until(async () => (await request(app).get('/readyz')).status === 503);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('serves the wallet series, the queue depths per queue and state, the dead count and process metrics', async () => {
+    metrics.walletCalls.inc({ operation: 'credit', outcome: 'ok', code: '1' });
+    metrics.walletLatency.observe({ operation: 'credit' }, 0.012);
+    await queues[0]!.add('retry', { transactionId: 'a' });
+    await queues[0]!.add('retry', { transactionId: 'b' }, { delay: 60_000 });
+
+    const res = await request(appWith({ redis })).get('/metrics').expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    const text = res.text;
+    expect(text).toContain('wallet_calls_total{operation="credit",outcome="ok",code="1"} 1');
+    expect(text).toContain('wallet_call_duration_seconds_bucket{le="0.025",operation="credit"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="waiting"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="delayed"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="active"} 0');
+    expect(text).toContain('queue_jobs{queue="terminates",state="failed"} 0');
+    expect(text).toContain('transactions_dead 0');
+    for (const name of ['wallet_retries_total', 'debit_compensations_total', 'dead_transactions_total', 'engine_requests_total', 'process_cpu_seconds_total']) {
+      expect(text).toContain(`# TYPE ${name}`);
+    }
+  });
+
+  it('still answers with the other series when Redis is away, without stale queue depths', async () => {
+    // BullMQ's options but no reconnecting, so the client ends by itself and leaves nothing to close.
+    const connection = new Redis(`redis://127.0.0.1:${await closedPort()}`, { maxRetriesPerRequest: null, retryStrategy: () => null });
+    connection.on('error', () => undefined);
+    const lost = new Queue('retries', { connection, prefix });
+    lost.on('error', () => undefined);
+    try {
+      const queueMetrics = createQueueMetrics({ metrics, queues: [lost], logger: silent, timeoutMs: 300 });
+      const app = express();
+      const readiness = createReadinessProbe({ redis, wallet });
+      app.use(createOperatorRouter({ readiness, metrics, queueMetrics, logger: silent }));
+      const res = await request(app).get('/metrics').expect(200);
+      expect(res.text).toContain('# TYPE wallet_calls_total');
+      expect(res.text).not.toMatch(/^queue_jobs\{/m);
+    } finally {
+      await lost.close();
+    }
+  });
+});
