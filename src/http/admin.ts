@@ -1,15 +1,22 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { jsonNumber, stringifyJson } from '../lib/json';
+import type { RedriveResult } from '../duties/redrive';
+import type { EngineError } from '../engine';
+import { viewOf } from '../engine/records';
+import { fieldIssues, transactionIdParam } from '../engine/schemas';
+import { errors } from '../engine/types';
+import { jsonNumber } from '../lib/json';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
-import type { TransactionRecord, TransactionState } from '../store/types';
-import { MAX_ID_LENGTH } from '../wallet/protocol';
+import type { TransactionRecord } from '../store/types';
+import { notFound } from './errors';
+import { requestIdOf } from './request-id';
+import { sendError, sendJson, viewBody } from './respond';
 
 /**
  * The operators' pages under /admin: Bull Board at /admin/queues and the transactions API, all
@@ -22,19 +29,13 @@ export interface AdminCredentials {
   readonly password: string;
 }
 
-/** What putting a dead record back into the queue came to. */
-export type RedriveResult =
-  | { readonly kind: 'redriven' }
-  | { readonly kind: 'not_found' }
-  | { readonly kind: 'not_dead'; readonly state: TransactionState };
-
 export interface AdminDeps {
   /** undefined: /admin answers 404. */
   credentials: AdminCredentials | undefined;
   /** Every queue of the project, shown in Bull Board. */
   queues: readonly Queue[];
-  transactions: Pick<TransactionStore, 'get' | 'listDead'>;
-  /** Moves a dead record back to pending and queues its retries. */
+  transactions: TransactionStore;
+  /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts). */
   redrive(transactionId: string): Promise<RedriveResult>;
   logger: Logger;
 }
@@ -43,27 +44,12 @@ export const ADMIN_BASE_PATH = '/admin';
 export const BULL_BOARD_PATH = `${ADMIN_BASE_PATH}/queues`;
 const REALM = 'Basic realm="wallet-gateway admin", charset="UTF-8"';
 
-// ---------------------------------------------------------------------------------------------
-// answers
-
-function requestIdOf(res: Response): string {
-  // The app's request-id middleware sets the header first; a router used on its own makes one.
-  const given = res.getHeader('x-request-id');
-  if (typeof given === 'string' && given !== '') return given;
-  const id = randomUUID();
-  res.setHeader('x-request-id', id);
-  return id;
-}
-
-/** JSON through the lossless writer: amounts and ids go out as numbers with every digit. */
-function sendJson(res: Response, status: number, body: Record<string, unknown>): void {
-  res.status(status).type('application/json').send(stringifyJson({ ...body, request_id: requestIdOf(res) }));
-}
-
-/** The contract's failure shape (section 4). */
-function sendFailure(res: Response, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
-  sendJson(res, status, { state: 'failed', error: { code, wallet_code: null, message, ...extra } });
-}
+const unauthorized = (): EngineError => ({
+  code: 'UNAUTHORIZED',
+  walletCode: null,
+  httpStatus: 401,
+  message: 'the admin routes need HTTP Basic credentials',
+});
 
 // ---------------------------------------------------------------------------------------------
 // Basic auth
@@ -100,34 +86,22 @@ function basicAuth(expected: AdminCredentials, logger: Logger) {
       next();
       return;
     }
-    if (given) logger.warn({ method: req.method, path: req.originalUrl.split('?')[0], request_id: requestIdOf(res) }, 'admin: wrong credentials');
-    res.setHeader('www-authenticate', REALM);
-    sendFailure(res, 401, 'UNAUTHORIZED', 'admin routes need HTTP Basic credentials');
+    if (given) logger.warn({ method: req.method, path: req.path, request_id: requestIdOf(res) }, 'admin: wrong credentials');
+    res.setHeader('WWW-Authenticate', REALM);
+    sendError(res, unauthorized());
   };
 }
 
 // ---------------------------------------------------------------------------------------------
 // the admin view of a record
 
-const numberOrNull = (text: string | null) => (text === null ? null : jsonNumber(text));
-
 /**
  * The contract's record view plus what an operator needs to act. Never the wallet request body
  * (it carries the player's wallet token) nor the token itself.
  */
-export function adminView(record: TransactionRecord, compensation: TransactionRecord | undefined): Record<string, unknown> {
+export async function adminView(record: TransactionRecord, transactions: TransactionStore): Promise<Record<string, unknown>> {
   return {
-    transaction_id: record.transactionId,
-    kind: record.kind,
-    state: record.state,
-    session_id: record.sessionId,
-    round_id: record.roundId,
-    amount: jsonNumber(record.amount),
-    attempts: record.attempts,
-    last_wallet_code: record.lastWalletCode,
-    balance: numberOrNull(record.balance),
-    compensation: record.compensationId === null ? null : { transaction_id: record.compensationId, state: compensation?.state ?? null },
-    // operator fields
+    ...viewBody(await viewOf(record, transactions)),
     player_id: jsonNumber(record.playerId),
     site_id: jsonNumber(record.siteId),
     currency: record.currency,
@@ -152,22 +126,11 @@ export function adminView(record: TransactionRecord, compensation: TransactionRe
 // ---------------------------------------------------------------------------------------------
 // input
 
-const transactionIdSchema = z.string().min(1).max(MAX_ID_LENGTH);
-
 const listQuerySchema = z.strictObject({
   state: z.literal('dead', { error: "only 'dead' can be listed" }),
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
-
-function fieldsOf(error: z.ZodError): Record<string, string> {
-  return Object.fromEntries(
-    error.issues.flatMap((issue) => {
-      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => [key, 'unknown field']);
-      return [[String(issue.path[0] ?? '(query)'), issue.message]];
-    }),
-  );
-}
 
 // ---------------------------------------------------------------------------------------------
 // the router
@@ -175,7 +138,7 @@ function fieldsOf(error: z.ZodError): Record<string, string> {
 function disabledRouter(): Router {
   const router = Router();
   router.use(ADMIN_BASE_PATH, (_req: Request, res: Response) => {
-    sendFailure(res, 404, 'NOT_FOUND', 'the admin pages are off: ADMIN_USER and ADMIN_PASSWORD are not set');
+    sendError(res, notFound());
   });
   return router;
 }
@@ -213,24 +176,17 @@ export function createAdminRouter(deps: AdminDeps): Router {
   });
   router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
 
-  async function viewOf(record: TransactionRecord): Promise<Record<string, unknown>> {
-    const compensation = record.compensationId === null ? undefined : await transactions.get(record.compensationId);
-    return adminView(record, compensation);
-  }
-
   function parseId(req: Request, res: Response): string | undefined {
-    const parsed = transactionIdSchema.safeParse(req.params.id);
+    const parsed = transactionIdParam.safeParse(req.params.id);
     if (parsed.success) return parsed.data;
-    sendFailure(res, 400, 'VALIDATION_FAILED', 'transaction_id must be 1 to 36 characters', {
-      fields: { transaction_id: parsed.error.issues[0]?.message ?? 'invalid' },
-    });
+    sendError(res, errors.validation([{ field: 'transaction_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]));
     return undefined;
   }
 
   router.get(`${ADMIN_BASE_PATH}/transactions`, async (req: Request, res: Response) => {
     const parsed = listQuerySchema.safeParse(req.query);
     if (!parsed.success) {
-      sendFailure(res, 400, 'VALIDATION_FAILED', 'bad query', { fields: fieldsOf(parsed.error) });
+      sendError(res, errors.validation(fieldIssues(parsed.error)));
       return;
     }
     const { offset, limit, state } = parsed.data;
@@ -238,7 +194,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const { ids, total } = await transactions.listDead(offset, limit);
     const records = await Promise.all(ids.map((id) => transactions.get(id)));
     // A dead record stays until an operator acts, so a gap here is a record removed by hand.
-    const views = await Promise.all(records.filter((r): r is TransactionRecord => r !== undefined).map(viewOf));
+    const views = await Promise.all(records.filter((r): r is TransactionRecord => r !== undefined).map((r) => adminView(r, transactions)));
     sendJson(res, 200, { transactions: views, total, offset, limit });
   });
 
@@ -248,29 +204,33 @@ export function createAdminRouter(deps: AdminDeps): Router {
     audit(res, 'lookup', { transaction_id: id });
     const record = await transactions.get(id);
     if (!record) {
-      sendFailure(res, 404, 'TRANSACTION_NOT_FOUND', `no transaction ${id}`);
+      sendError(res, errors.transactionNotFound());
       return;
     }
-    sendJson(res, 200, { transaction: await viewOf(record) });
+    sendJson(res, 200, { transaction: await adminView(record, transactions) });
   });
 
   router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {
     const id = parseId(req, res);
     if (id === undefined) return;
     const result = await deps.redrive(id);
-    audit(res, 'redrive', { transaction_id: id, result: result.kind });
+    audit(res, 'redrive', { transaction_id: id, result: result.kind, ...(result.kind === 'not_found' ? {} : { target: result.transactionId }) });
     if (result.kind === 'not_found') {
-      sendFailure(res, 404, 'TRANSACTION_NOT_FOUND', `no transaction ${id}`);
+      sendError(res, errors.transactionNotFound());
       return;
     }
     if (result.kind === 'not_dead') {
-      sendFailure(res, 409, 'NOT_DEAD', `transaction ${id} is ${result.state}; only a dead transaction can be redriven`, {
-        transaction_state: result.state,
+      sendError(res, {
+        code: 'NOT_DEAD',
+        walletCode: null,
+        httpStatus: 409,
+        message: `transaction ${result.transactionId} is ${result.state}; only a dead transaction can be redriven`,
       });
       return;
     }
-    const record = await transactions.get(id);
-    sendJson(res, 202, { redriven: true, transaction: record ? await viewOf(record) : null });
+    // For a debit the redriven record is its compensation rollback; the answer shows that one.
+    const record = await transactions.get(result.transactionId);
+    sendJson(res, 202, { redriven: result.transactionId, transaction: record ? await adminView(record, transactions) : null });
   });
 
   return router;
