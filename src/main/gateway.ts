@@ -4,6 +4,7 @@ import { ConfigError, loadGatewayConfig, type GatewayConfig } from '../config/en
 import { createDuties } from '../duties/queues';
 import { createEngine } from '../engine';
 import { createApp } from '../http/app';
+import { operatorRouters } from '../http/operators';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { keysFor } from '../store/keys';
@@ -45,7 +46,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger, host?:
   });
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
   const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
-  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics });
+  const extraRouters = operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues });
+  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
