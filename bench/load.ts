@@ -11,7 +11,7 @@ export interface LoadSpec {
   readonly url: string;
   readonly connections: number;
   readonly durationSec: number;
-  /** Stop after this many requests instead (a win needs one bet each); the duration is then a cap. */
+  /** Stop after this many requests (a win needs one bet each) or at the duration, whichever comes first. */
   readonly amount?: number;
   /** The request generator of connection `index` (0-based): its setupRequest varies and signs each body. */
   request(index: number): autocannon.Request;
@@ -100,7 +100,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       statuses[status] = (statuses[status] ?? 0) + 1;
       latencies.push(ms);
     });
-    // autocannon ignores the duration when an amount is set: keep the duration as an upper bound.
-    if (spec.amount !== undefined) capTimer = setTimeout(() => instance.stop(), spec.durationSec * 2000);
+    // autocannon ignores the duration when an amount is set: the duration still ends the run.
+    if (spec.amount !== undefined) capTimer = setTimeout(() => instance.stop(), spec.durationSec * 1000);
   });
 }

@@ -117,8 +117,7 @@ type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
 
 /** A warm-up at the same load (unmeasured), then the measured run. */
 async function measure(name: string, options: BenchOptions, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
-  // A fixed-amount run (a win per bet) keeps the run's duration as its cap.
-  const warm = await runLoad({ ...warmSpec, durationSec: warmSpec.amount === undefined ? options.warmup : options.duration });
+  const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
@@ -354,6 +353,7 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   } finally {
     redis.disconnect();
   }
+  await fresh.stop();
   const calls = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=credit`)).text) as { calls: SimCall[] }).calls;
   await clearSimCalls(sim);
   const seen = new Set<string>();
