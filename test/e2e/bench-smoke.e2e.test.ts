@@ -1,0 +1,64 @@
+import Redis from 'ioredis';
+import { runLoad } from '../../bench/load';
+import { startService, waitUntil, type Service } from '../../bench/processes';
+import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders } from '../../bench/requests';
+import { startSimulator, type RunningSimulator } from '../../src/sim';
+import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { freePort } from '../support/redis-server';
+
+/**
+ * The bench's plumbing, once and small: the reference server as a child process against the
+ * simulator, one bet driven through the bench's autocannon driver. No timing is asserted.
+ */
+let sim: RunningSimulator;
+let ref: Service;
+let url: string;
+const prefix = testPrefix('bench');
+const player = identities(1, 'smoke')[0] as (ReturnType<typeof identities>)[number];
+
+beforeAll(async () => {
+  sim = await startSimulator({ basicUser: CREDENTIALS.basicUser, basicPassword: CREDENTIALS.basicPassword, signingSecret: CREDENTIALS.signingSecret });
+  const body = authenticateBody(player);
+  const auth = await fetch(`${sim.url}/api/wallet/authenticate`, { method: 'POST', body, headers: walletHeaders(body) });
+  expect(auth.status).toBe(200);
+  const redis = new Redis(redisUrl());
+  await redis.set(`${prefix}:refsession:s0`, JSON.stringify(player));
+  redis.disconnect();
+
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  ref = startService(
+    'reference server',
+    ['--import', 'tsx', 'bench/reference-server.ts'],
+    {
+      PORT: String(port),
+      REDIS_URL: redisUrl(),
+      QUEUE_PREFIX: prefix,
+      WALLET_BASE_URL: sim.url,
+      WALLET_BASIC_USER: CREDENTIALS.basicUser,
+      WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
+      WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
+      PROVIDER_ID: CREDENTIALS.providerId,
+      ENGINE_API_KEY: CREDENTIALS.engineKey,
+      GATEWAY_PROCESSES: '1',
+    },
+    true,
+  );
+  await waitUntil('reference server', async () => (await fetch(`${url}/healthz`)).status === 200, 20_000, ref);
+}, 30_000);
+
+afterAll(async () => {
+  await ref?.stop();
+  await sim?.close();
+  await deletePrefix(prefix);
+});
+
+it('one bet through the reference server reaches the wallet once, with every digit of the player id', async () => {
+  const bets = new PlacedQueue();
+  const result = await runLoad({ url, connections: 1, durationSec: 10, amount: 1, request: engineRequests('bet', new Ids(), ['s0'], bets) });
+  expect(result).toMatchObject({ requests: 1, errors: 0, statuses: { 200: 1 } });
+  const placed = bets.take();
+  expect(placed).toBeDefined();
+  const tx = sim.ledger.transaction(placed?.transactionId ?? '');
+  expect(tx).toMatchObject({ op: 'debit', playerId: player.player_id, amount: '0.01', timesApplied: 1 });
+});
