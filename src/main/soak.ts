@@ -22,6 +22,7 @@ const DEFAULTS: Sizes = {
   walletTimeoutMs: 1500,
   settleTimeoutMs: 180_000,
   keepLogs: false,
+  avoidKnownDefects: false,
   logLevel: 'warn',
 };
 
