@@ -1,0 +1,111 @@
+import { retryJobId } from '../../src/duties/queues';
+import { Code } from '../../src/wallet/codes';
+import { startWorkerProcess, type Child } from '../support/processes';
+import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+
+/**
+ * Workers as real child processes (workers/main.ts through tsx), killed with SIGKILL or stopped
+ * with SIGTERM while credits retry. The simulator's ledger counts how often each credit applied.
+ */
+let h: Harness;
+let player: Player;
+const children: Child[] = [];
+
+async function worker(overrides: Record<string, string> = {}): Promise<Child> {
+  const child = await startWorkerProcess({ ...h.env, ...overrides });
+  children.push(child);
+  return child;
+}
+
+beforeAll(async () => {
+  h = await createHarness({ label: 'e2eworker', env: { WALLET_TIMEOUT_MS: '1000', SWEEP_INTERVAL_MS: '2000' } });
+  player = await h.newPlayer();
+});
+
+afterEach(async () => {
+  h.sim.faults.clear();
+  await Promise.all(children.splice(0).map((c) => c.kill('SIGKILL')));
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+const inState = (id: string, state: string, timeoutMs = 30_000) =>
+  h.waitFor(`${id} ${state}`, async () => {
+    const record = await h.store.get(id);
+    return record?.state === state ? record : undefined;
+  }, timeoutMs);
+
+describe('worker processes', () => {
+  it('a worker SIGKILLed while a credit waits between retries: another worker finishes it, credited once', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const first = await worker();
+    // Its first retry went out and was answered 12; the job now waits in Redis for retry 2.
+    await h.waitFor('second attempt settled', async () => (await h.store.get(id))?.history.length === 2 && (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await first.kill('SIGKILL');
+    expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: 2 });
+
+    await worker();
+    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 4, history: [12, 12, 12, 1] });
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+    expect(callsFor(h.sim, id)).toHaveLength(4);
+  }, 60_000);
+
+  it('a worker SIGKILLed in the middle of a wallet call: the stalled job is taken up again, credited once', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    // The worker's call applies at the wallet and its answer never comes back.
+    h.sim.faults.applyThenDrop('credit', 1, { mode: 'hang', transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const first = await worker({ WALLET_TIMEOUT_MS: '1500' });
+    await h.waitFor('worker call applied', async () => callsFor(h.sim, id).some((c) => c.applied));
+    // The try was recorded before it went out.
+    expect(await h.store.get(id)).toMatchObject({ attempts: 2, history: [12, 'unknown'] });
+    await first.kill('SIGKILL');
+
+    await worker({ WALLET_TIMEOUT_MS: '1500' });
+    // Back to wait once the dead worker's lock ran out (lockDuration 8 s here), then retried.
+    const record = await inState(id, 'succeeded', 45_000);
+    expect(record).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
+    expect(h.sim.ledger.appliedCount(id)).toBe(1);
+  }, 70_000);
+
+  it('two workers racing over the same queue: every credit applied once, no attempt sent twice', async () => {
+    await Promise.all([worker(), worker()]);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const bet = await h.bet(player, '1.00');
+      const id = newId('credit');
+      h.sim.faults.failNext('credit', 2, i % 2 === 0 ? Code.InternalServiceError : Code.ConcurrentRequest, { transactionId: id });
+      await h.settleInline(player, 'credit', bet, { id, amount: '2.00' });
+      ids.push(id);
+    }
+    for (const id of ids) await inState(id, 'succeeded');
+    for (const id of ids) {
+      expect(h.sim.ledger.appliedCount(id)).toBe(1);
+      expect(callsFor(h.sim, id)).toHaveLength(3);
+      expect(await h.store.get(id)).toMatchObject({ attempts: 3 });
+    }
+  }, 60_000);
+
+  it('SIGTERM: the job in hand finishes, then the worker exits cleanly', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    h.sim.faults.latency('credit', 800);
+    await h.settleInline(player, 'credit', bet, { id });
+
+    const child = await worker();
+    await h.waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
+    expect(await child.kill('SIGTERM')).toBe(0);
+    expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
+    expect(child.output()).toContain('"msg":"worker stopped"');
+  }, 30_000);
+});
