@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadGatewayConfig, type GatewayConfig } from '../config/env';
@@ -75,6 +76,92 @@ export async function startGateway(config: GatewayConfig, logger: Logger, host?:
   };
 }
 
+/** A worker that died on its own is replaced after this pause (a crash loop must not spin). */
+const RESPAWN_DELAY_MS = 1_000;
+
+/**
+ * GATEWAY_PROCESSES > 1: this process forks that many gateway workers that share the port
+ * (node:cluster hands connections round-robin) and does nothing else. SIGTERM/SIGINT go to every
+ * worker, each drains on its own; the primary leaves once they are all gone. A worker that dies
+ * while serving is replaced; one that dies before it ever listened (a port in use) ends the lot.
+ */
+function runPrimary(config: GatewayConfig, logger: Logger): void {
+  let stopping = false;
+  let failed = false;
+  const listened = new Set<number>();
+
+  const fork = (): void => {
+    cluster.fork();
+  };
+  cluster.on('listening', (worker) => listened.add(worker.id));
+  cluster.on('exit', (worker, code, signal) => {
+    const clean = code === 0 && signal === null;
+    if (!clean) failed = true;
+    if (stopping || !listened.has(worker.id)) {
+      if (!stopping && !listened.has(worker.id)) {
+        logger.error({ worker_pid: worker.process.pid, code, signal }, 'gateway worker died before it listened; stopping');
+        stopAll('worker-failed');
+      }
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        logger.info({ failed }, 'all gateway workers stopped');
+        logger.flush();
+        process.exit(failed ? 1 : 0);
+      }
+      return;
+    }
+    logger.error({ worker_pid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, RESPAWN_DELAY_MS).unref();
+  });
+
+  function stopAll(signal: string): void {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, workers: Object.keys(cluster.workers ?? {}).length }, 'shutting down');
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
+  }
+  process.on('SIGTERM', () => stopAll('SIGTERM'));
+  process.on('SIGINT', () => stopAll('SIGINT'));
+
+  for (let i = 0; i < config.GATEWAY_PROCESSES; i += 1) fork();
+  logger.info({ port: config.PORT, processes: config.GATEWAY_PROCESSES }, 'gateway primary started');
+}
+
+async function runServer(config: GatewayConfig, logger: Logger): Promise<void> {
+  const gateway = await startGateway(config, logger);
+  logger.info({ port: config.PORT }, 'gateway listening');
+  logger.flush();
+
+  // `on`, not `once`: a process group signal and the primary's forward may both arrive, and a
+  // second SIGTERM without a listener would kill the drain.
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    gateway.shutdown().then(
+      () => {
+        logger.info('stopped');
+        logger.flush();
+        process.exitCode = 0;
+        // A cluster worker's IPC channel would hold it until the timer below.
+        if (cluster.isWorker) cluster.worker?.disconnect();
+        // Everything was closed; a straggling handle must not keep a stopped gateway alive.
+        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        logger.flush();
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 async function main(): Promise<void> {
   let config: GatewayConfig;
   try {
@@ -87,28 +174,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
-  const gateway = await startGateway(config, logger);
-  logger.info({ port: config.PORT }, 'gateway listening');
-
-  const stop = (signal: string): void => {
-    logger.info({ signal }, 'shutting down');
-    gateway.shutdown().then(
-      () => {
-        logger.info('stopped');
-        logger.flush();
-        process.exitCode = 0;
-        // Everything was closed; a straggling handle must not keep a stopped gateway alive.
-        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        logger.flush();
-        process.exitCode = 1;
-      },
-    );
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  if (config.GATEWAY_PROCESSES > 1 && cluster.isPrimary) runPrimary(config, logger);
+  else await runServer(config, logger);
 }
 
 if (require.main === module) {
