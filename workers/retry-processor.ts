@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, type DelayUnit } from '../src/duties/retry-policy';
-import { afterAttempt, afterTriage, type Next, type Progress } from '../src/duties/settlement';
+import { afterAttempt, afterTriage, type Next, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
@@ -19,6 +19,8 @@ export interface RetryProcessorDeps {
   readonly unit: DelayUnit;
   /** Added to every planned run time for the sweeper: a job that is merely late is not re-driven. */
   readonly graceMs: number;
+  /** How often a held round closer looks again whether its round's earlier work settled. */
+  readonly heldRecheckMs: number;
   readonly now: () => number;
 }
 
@@ -28,7 +30,7 @@ export interface RetryProcessorDeps {
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, wallet, logger, metrics, unit, graceMs, now } = deps;
+  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, now } = deps;
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
@@ -45,6 +47,13 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       // A debit is never re-sent: the sweeper turns a lost one into a compensation.
       logger.error({ transactionId }, 'retry job for a pending debit; left to the sweeper');
       return 'debit';
+    }
+
+    if (record.deferred && record.attempts === 0 && (await store.openInRound(record)) > 0) {
+      // A held round closer waits for the round's earlier credits/rollbacks; waiting is no attempt.
+      if (token === undefined) throw new RetryLater(heldRecheckMs, 'round has pending work');
+      await job.moveToDelayed(now() + heldRecheckMs, token);
+      throw new DelayedError();
     }
 
     if (record.history.length > 0) {
@@ -96,24 +105,24 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       case 'settle':
         return finish(record, next.update, log);
       case 'triage':
-        return triage(record, next.progress, log);
+        return triage(record, next, log);
       case 'compensate':
         throw new Error('unreachable: a retry job never sends a debit');
     }
   }
 
-  /** A compensation that kept answering 34/39: wallet `status` for the debit decides (a query, not a retry). */
-  async function triage(record: TransactionRecord, progress: Progress, log: Logger): Promise<string> {
+  /** The answers left open whether the wallet applied something: wallet `status` decides (a query, not a retry). */
+  async function triage(record: TransactionRecord, next: Triage, log: Logger): Promise<string> {
     // Store the last answer first, so a crash during the query resumes at the triage.
-    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...progress, nextCheckAt: now() + graceMs });
+    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';
-    const debit = record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
+    const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
     const status: WalletOutcome =
-      debit === undefined
+      subject === undefined
         ? { kind: 'unknown', reason: 'schema', detail: 'the debit record is gone', latencyMs: 0 }
-        : await wallet.call('status', statusFieldsFor(debit));
-    log.info({ debit: record.referenceTransactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'debit status asked');
-    return finish(record, afterTriage(progress, status), log);
+        : await wallet.call('status', statusFieldsFor(subject));
+    log.info({ target: next.target, subject: subject?.transactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'wallet status asked');
+    return finish(record, afterTriage(next, status), log);
   }
 
   async function finish(record: TransactionRecord, update: SettleUpdate, log: Logger): Promise<string> {

@@ -28,7 +28,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     const session = await sessions.get(sessionId);
     if (session === undefined || session.state !== 'ending') return session?.state ?? 'missing';
 
-    if ((await sessions.pendingCount(sessionId)) > 0) {
+    if ((await sessions.pendingCount(session)) > 0) {
       if (token === undefined) throw new RetryLater(recheckMs, 'pending work');
       // DelayedError does not use up an attempt: the wait may outlast a whole retry schedule.
       await job.moveToDelayed(now() + recheckMs, token);

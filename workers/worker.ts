@@ -29,8 +29,8 @@ export function lockSettings(walletTimeoutMs: number): { lockDuration: number; s
   return { lockDuration, stalledInterval: lockDuration, maxStalledCount: 1_000_000 };
 }
 
-/** How often an ending session's pending set is looked at again. */
-export const TERMINATE_RECHECK_MS = 1_000;
+/** How often held work looks again: an ending session at its pending set, a round closer at its round. */
+export const HELD_RECHECK_MS = 1_000;
 
 export interface WorkerDeps {
   readonly config: WorkerConfig;
@@ -106,13 +106,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const graceMs = 2 * locks.lockDuration;
 
   const upkeepDeps: UpkeepDeps = { store, queues, wallet, logger, metrics, graceMs, deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS, now };
-  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, now });
+  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, heldRecheckMs: HELD_RECHECK_MS, now });
   const processTerminate = createTerminateProcessor({
     sessions,
     wallet,
     logger,
     providerId: config.PROVIDER_ID,
-    recheckMs: TERMINATE_RECHECK_MS,
+    recheckMs: HELD_RECHECK_MS,
     now,
   });
 

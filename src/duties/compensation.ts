@@ -9,7 +9,7 @@ import { compensationTransactionId } from './compensation-id';
  * debit's id as reference, its amount and wallet round, round_closed true, and an id derived from
  * the debit's id. Built from the debit's stored wallet body, so the sweeper can build it after a crash.
  */
-export function compensationFor(debit: Pick<TransactionRecord, 'transactionId' | 'walletBody' | 'sessionId' | 'playerId' | 'siteId' | 'roundId' | 'walletRoundId' | 'currency'>, now: number): NewTransaction {
+export function compensationFor(debit: Pick<TransactionRecord, 'transactionId' | 'walletBody' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'roundId' | 'walletRoundId' | 'currency'>, now: number): NewTransaction {
   const fields = debitFieldsSchema.parse(parseJson(debit.walletBody));
   const transactionId = compensationTransactionId(debit.transactionId);
   const walletBody = encodeRequest('rollback', {
@@ -22,6 +22,7 @@ export function compensationFor(debit: Pick<TransactionRecord, 'transactionId' |
     transactionId,
     kind: 'rollback',
     sessionId: debit.sessionId,
+    tokenRef: debit.tokenRef,
     playerId: debit.playerId,
     siteId: debit.siteId,
     roundId: debit.roundId,

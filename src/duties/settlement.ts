@@ -27,8 +27,21 @@ export type Next =
   | { readonly kind: 'retry'; readonly update: SettleUpdate; readonly delayMs: number }
   /** A debit the spec says to roll back: refuse it to the engine and start its compensation. */
   | { readonly kind: 'compensate'; readonly error: TransactionError; readonly progress: Progress }
-  /** A compensation rollback still answered 34/39 after its retries: ask wallet status about the debit. */
-  | { readonly kind: 'triage'; readonly progress: Progress };
+  /** The answers leave it open whether the wallet applied something: ask wallet `status` first. */
+  | Triage;
+
+/**
+ * `debit`: a compensation rollback kept answering 34/39 — was the debit it undoes ever applied?
+ * `self`: a final refusal came after an attempt whose outcome was unknown — was that attempt
+ * applied? (A wallet may refuse the repeat of a transaction it already holds.) `notApplied` is the
+ * update the refusal alone would have made.
+ */
+export interface Triage {
+  readonly kind: 'triage';
+  readonly target: 'debit' | 'self';
+  readonly progress: Progress;
+  readonly notApplied: SettleUpdate;
+}
 
 export interface Progress {
   readonly attempts: number;
@@ -89,15 +102,31 @@ export function afterAttempt(input: AttemptInput): Next {
   switch (decision.reason) {
     case 'succeeded':
       throw new Error('unreachable: a success outcome is settled above');
-    case 'final-code':
-      if (record.isCompensation) {
-        // The money the debit took may be stuck: an operator must look (contract 5.9).
-        const note = `compensation refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)})`;
-        return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note, ...debitState('dead') } };
-      }
-      return { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true, ...debitState('dead') } };
+    case 'final-code': {
+      // A compensation refused for good leaves the money the debit took stuck: an operator must
+      // look (contract 5.9).
+      const refused: SettleUpdate = record.isCompensation
+        ? {
+            ...base,
+            state: 'dead',
+            error: errorFor(outcome),
+            note: `compensation refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)})`,
+            ...debitState('dead'),
+          }
+        : { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true, ...debitState('dead') };
+      if (input.priorHistory.includes('unknown')) return { kind: 'triage', target: 'self', progress, notApplied: refused };
+      return { kind: 'settle', update: refused };
+    }
     case 'limited-retries-exhausted':
-      if (record.isCompensation) return { kind: 'triage', progress };
+      if (record.isCompensation) {
+        const notApplied: SettleUpdate = {
+          ...base,
+          state: 'failed',
+          note: 'not needed: the wallet reports the debit was never applied (status)',
+          debitState: 'compensated',
+        };
+        return { kind: 'triage', target: 'debit', progress, notApplied };
+      }
       return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
     case 'retries-exhausted':
       return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
@@ -105,18 +134,33 @@ export function afterAttempt(input: AttemptInput): Next {
 }
 
 /**
- * The end of a compensation whose rollback kept answering 34/39: wallet `status` for the debit
- * decides. Not applied → nothing to undo (the debit is compensated); applied → dead; no clear
- * answer → dead too (the dead-check asks again later).
+ * What wallet `status` decides after a triage. Not applied → the update the answers alone made
+ * (`notApplied`). Applied → for `self` the transaction succeeded; for `debit` the debit stands and its
+ * rollback cannot go through, so an operator must act. No clear answer → dead too (the dead-check
+ * asks again later).
  */
-export function afterTriage(progress: Progress, debitStatus: WalletOutcome): SettleUpdate {
-  const base = { expect: ['pending'] as TransactionState[], ...progress };
-  if (debitStatus.kind === 'rejected' && debitStatus.code === Code.TransactionNotFound) {
-    return { ...base, state: 'failed', note: 'not needed: the wallet reports the debit was never applied (status)', debitState: 'compensated' };
+export function afterTriage(triage: Triage, status: WalletOutcome): SettleUpdate {
+  const base = { expect: ['pending'] as TransactionState[], ...triage.progress };
+  const rollbackOf = triage.notApplied.debitState !== undefined;
+  const inconclusive = (): SettleUpdate => ({
+    ...base,
+    state: 'dead',
+    note: `status check was inconclusive (${status.kind === 'rejected' ? `code ${status.code}` : status.kind === 'unknown' ? status.reason : 'ok'})`,
+    ...(rollbackOf ? { debitState: 'dead' as const } : {}),
+  });
+  if (status.kind === 'rejected') return status.code === Code.TransactionNotFound ? triage.notApplied : inconclusive();
+  if (status.kind === 'unknown') return inconclusive();
+  if (triage.target === 'debit') {
+    return { ...base, state: 'dead', note: 'the wallet reports the debit applied, but its rollback keeps answering 34/39', debitState: 'dead' };
   }
-  const note =
-    debitStatus.kind === 'ok'
-      ? 'the wallet reports the debit applied, but its rollback keeps answering 34/39'
-      : `status check of the debit was inconclusive (${debitStatus.kind === 'rejected' ? `code ${debitStatus.code}` : debitStatus.reason})`;
-  return { ...base, state: 'dead', note, debitState: 'dead' };
+  const balance = status.response.balance;
+  return {
+    ...base,
+    state: 'succeeded',
+    balance,
+    sessionBalance: balance,
+    error: null,
+    note: 'applied at the wallet (status after an unknown outcome)',
+    ...(rollbackOf ? { debitState: 'compensated' as const } : {}),
+  };
 }

@@ -48,7 +48,7 @@ function bodyHash(sessionId: string, p: Parsed, amountMinor: string): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
-function claimRefusal(result: Exclude<ClaimResult, { kind: 'claimed' | 'duplicate' }>): Answer {
+function claimRefusal(result: Exclude<ClaimResult, { kind: 'claimed' | 'deferred' | 'duplicate' }>): Answer {
   switch (result.kind) {
     case 'conflict':
       return failed(errors.conflict());
@@ -104,6 +104,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       transactionId: p.transactionId,
       kind: p.kind,
       sessionId,
+      tokenRef: session.tokenRef,
       playerId: session.playerId,
       siteId: session.siteId,
       roundId: p.roundId,
@@ -120,6 +121,12 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     };
     const claim = await transactions.claim({ record, amountMinor, leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS });
     if (claim.kind === 'duplicate') return storedAnswer(claim.record, session.balance);
+    if (claim.kind === 'deferred') {
+      // It closes a round whose earlier credits/rollbacks still retry: a worker sends it once they
+      // settled (sent now, it would close the round under them). Durably queued, then 202.
+      await duties.enqueueRetry(p.transactionId, 0);
+      return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+    }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
 
     // The session's sliding expiry is renewed alongside the wallet call, not after it.
@@ -149,6 +156,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           history: [],
           balance: null,
           compensationId: null,
+          deferred: false,
           error: null,
           note: null,
           updatedAt: now,

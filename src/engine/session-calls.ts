@@ -44,7 +44,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       if (before === 'ended') return done;
       const queued = { ...done, state: 'pending' } as const;
 
-      if ((await sessions.pendingCount(sessionId)) > 0) {
+      if ((await sessions.pendingCount(session)) > 0) {
         await duties.enqueueTerminate(sessionId);
         return queued;
       }

@@ -4,10 +4,13 @@
  */
 export interface Keys {
   session(sessionId: string): string;
-  /** SET of credit/rollback ids of a session still pending (end waits for it to drain). */
-  sessionPending(sessionId: string): string;
+  /**
+   * SET of the ids still pending under one wallet token. Sessions of a relaunch share the token, and
+   * terminate deactivates it for all of them, so `end` waits for this set, not a per-session one.
+   */
+  tokenPending(tokenRef: string): string;
   transaction(transactionId: string): string;
-  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback. */
+  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
   /** ZSET transaction id → time after which a pending record with no job behind it is re-driven. */
   pendingIndex(): string;
@@ -18,7 +21,7 @@ export interface Keys {
 export function keysFor(prefix: string): Keys {
   return {
     session: (id) => `${prefix}:session:${id}`,
-    sessionPending: (id) => `${prefix}:session-pending:${id}`,
+    tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,

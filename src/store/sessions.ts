@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { Keys } from './keys';
 import type { Session } from './types';
@@ -20,13 +20,21 @@ export interface SessionStore {
   /** Moves an open session to `ending`; returns the state it had (undefined: no such session). */
   beginEnd(sessionId: string): Promise<Session['state'] | undefined>;
   markEnded(sessionId: string, balance?: string): Promise<void>;
-  /** Credit/rollback ids of the session still pending. */
-  pendingCount(sessionId: string): Promise<number>;
+  /** Records still pending under the session's wallet token (in any session of that token). */
+  pendingCount(session: Pick<Session, 'tokenRef'>): Promise<number>;
 }
 
 /** 128 bits of randomness, URL-safe: a session id cannot be guessed from another. */
 export function newSessionId(): string {
   return randomBytes(16).toString('base64url');
+}
+
+/**
+ * Names a wallet token in Redis keys without writing the token there: a relaunch with the same
+ * token gives a new session, and both share the token's pending set.
+ */
+export function tokenRefOf(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url').slice(0, 22);
 }
 
 const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
@@ -40,6 +48,7 @@ function fromHash(sessionId: string, h: Record<string, string>): Session | undef
   return {
     sessionId,
     token: h.token,
+    tokenRef: h.token_ref ?? tokenRefOf(h.token),
     playerId: h.player_id ?? '',
     siteId: h.site_id ?? '',
     currency: h.currency ?? '',
@@ -73,12 +82,13 @@ return 1
 export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number): SessionStore {
   return {
     async create(input, now) {
-      const session: Session = { sessionId: newSessionId(), ...input, state: 'open', createdAt: now };
+      const session: Session = { sessionId: newSessionId(), ...input, tokenRef: tokenRefOf(input.token), state: 'open', createdAt: now };
       const key = keys.session(session.sessionId);
       await redis
         .multi()
         .hset(key, {
           token: session.token,
+          token_ref: session.tokenRef,
           player_id: session.playerId,
           site_id: session.siteId,
           currency: session.currency,
@@ -113,8 +123,8 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number)
       await tx.expire(key, ttlSeconds).exec();
     },
 
-    async pendingCount(sessionId) {
-      return redis.scard(keys.sessionPending(sessionId));
+    async pendingCount(session) {
+      return redis.scard(keys.tokenPending(session.tokenRef));
     },
   };
 }

@@ -16,7 +16,7 @@ import {
 
 export type NewTransaction = Omit<
   TransactionRecord,
-  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt'
+  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred'
 >;
 
 export interface ClaimInput {
@@ -29,6 +29,8 @@ export interface ClaimInput {
 
 export type ClaimResult =
   | { readonly kind: 'claimed' }
+  /** Claimed, but held: it closes a round whose earlier credits/rollbacks are still pending. */
+  | { readonly kind: 'deferred' }
   | { readonly kind: 'duplicate'; readonly record: TransactionRecord }
   | { readonly kind: 'conflict' }
   | { readonly kind: 'session_not_found' }
@@ -65,7 +67,7 @@ export interface SettleUpdate {
 /** What settle needs to find a record's round, session and debit without reading it first. */
 export type RecordRef = Pick<
   TransactionRecord,
-  'transactionId' | 'sessionId' | 'playerId' | 'siteId' | 'walletRoundId' | 'referenceTransactionId'
+  'transactionId' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'walletRoundId' | 'referenceTransactionId'
 >;
 
 export interface CompensationStart {
@@ -91,6 +93,8 @@ export interface TransactionStore {
   /** Applies the update if the record is in an expected state; false if it was not. One round trip. */
   settle(record: RecordRef, update: SettleUpdate): Promise<boolean>;
   beginCompensation(start: CompensationStart): Promise<CompensationStartResult>;
+  /** How many other credits/rollbacks of the record's round are not final yet. */
+  openInRound(record: RecordRef): Promise<number>;
   /** Pending ids whose next check time has passed (the sweeper's work list). */
   dueForSweep(now: number, limit: number): Promise<string[]>;
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
@@ -101,6 +105,7 @@ const RECORD_FIELDS = {
   kind: 'kind',
   state: 'state',
   sessionId: 'session_id',
+  tokenRef: 'token_ref',
   playerId: 'player_id',
   siteId: 'site_id',
   roundId: 'round_id',
@@ -118,6 +123,7 @@ const RECORD_FIELDS = {
   balance: 'balance',
   compensationId: 'compensation_id',
   isCompensation: 'is_compensation',
+  deferred: 'deferred',
   error: 'error',
   note: 'note',
   createdAt: 'created_at',
@@ -149,6 +155,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     kind: h[f.kind] as TransactionKind,
     state: h[f.state] as TransactionState,
     sessionId: h[f.sessionId] ?? '',
+    tokenRef: h[f.tokenRef] ?? '',
     playerId: h[f.playerId] ?? '',
     siteId: h[f.siteId] ?? '',
     roundId: h[f.roundId] ?? '',
@@ -166,6 +173,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     balance: orNull(h[f.balance]),
     compensationId: orNull(h[f.compensationId]),
     isCompensation: h[f.isCompensation] === '1',
+    deferred: h[f.deferred] === '1',
     error: parseError(h[f.error]),
     note: orNull(h[f.note]),
     createdAt: Number(h[f.createdAt] ?? 0),
@@ -184,6 +192,7 @@ function newRecordFields(r: NewTransaction, now: number): Record<string, string>
     [f.kind]: r.kind,
     [f.state]: 'pending',
     [f.sessionId]: r.sessionId,
+    [f.tokenRef]: r.tokenRef,
     [f.playerId]: r.playerId,
     [f.siteId]: r.siteId,
     [f.roundId]: r.roundId,
@@ -198,6 +207,9 @@ function newRecordFields(r: NewTransaction, now: number): Record<string, string>
     [f.attempts]: '0',
     [f.history]: '',
     [f.isCompensation]: r.isCompensation ? '1' : '0',
+    [f.deferred]: '0',
+    // Counted in its round's `open` while not final (credits and rollbacks only; set by the scripts).
+    in_round: '0',
     [f.createdAt]: String(r.createdAt),
     [f.updatedAt]: String(now),
   };
@@ -216,7 +228,7 @@ function updateFields(u: Partial<SettleUpdate>, now: number): Record<string, str
   return out;
 }
 
-// KEYS: tx, round, session, pending index, session-pending
+// KEYS: tx, round, session, pending index, token-pending
 // ARGV: kind, body_hash, lease_until, round_closed, reference id, engine round id, amount minor,
 //       retention seconds, tx id, then the record's field/value pairs
 const CLAIM = `
@@ -231,7 +243,7 @@ local sstate = redis.call('HGET', KEYS[3], 'state')
 if not sstate then return {'session_not_found'} end
 local kind = ARGV[1]
 if sstate == 'ended' or (kind == 'debit' and sstate ~= 'open') then return {'session_ended'} end
-local round = redis.call('HMGET', KEYS[2], 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback')
+local round = redis.call('HMGET', KEYS[2], 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open')
 if round[4] then return {'round_closed'} end
 if kind == 'debit' then
   if round[1] then return {'round_has_bet'} end
@@ -246,6 +258,14 @@ for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[9])
 redis.call('SADD', KEYS[5], ARGV[9])
+-- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
+-- the wallet would refuse their retries once the round is closed.
+local deferred = kind ~= 'debit' and ARGV[4] == '1' and tonumber(round[6] or '0') > 0
+if kind ~= 'debit' then
+  redis.call('HINCRBY', KEYS[2], 'open', 1)
+  redis.call('HSET', KEYS[1], 'in_round', '1')
+end
+if deferred then redis.call('HSET', KEYS[1], 'deferred', '1') end
 if kind == 'debit' then
   redis.call('HSET', KEYS[2], 'bet', ARGV[9], 'bet_round', ARGV[6], 'bet_amount', ARGV[7])
 elseif kind == 'rollback' then
@@ -253,11 +273,12 @@ elseif kind == 'rollback' then
 end
 if ARGV[4] == '1' then redis.call('HSET', KEYS[2], 'closed_by', ARGV[9]) end
 redis.call('EXPIRE', KEYS[2], ARGV[8])
+if deferred then return {'deferred'} end
 return {'claimed'}
 `;
 
 // A final record expires after the retention, but a dead one stays until an operator acted.
-// KEYS: tx, round, pending index, session-pending, dead index, session, referenced debit
+// KEYS: tx, round, pending index, token-pending, dead index, session, referenced debit
 // ARGV: tx id, state, final, release round, retention seconds, next check at, session balance,
 //       now, debit state, expected states (comma separated), then field/value pairs
 const SETTLE = `
@@ -268,7 +289,13 @@ local fields = {}
 for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 local id = ARGV[1]
+local inRound = redis.call('HGET', KEYS[1], 'in_round')
+local roundExists = redis.call('EXISTS', KEYS[2]) == 1
 if ARGV[3] == '1' then
+  if inRound == '1' then
+    redis.call('HSET', KEYS[1], 'in_round', '0')
+    if roundExists then redis.call('HINCRBY', KEYS[2], 'open', -1) end
+  end
   redis.call('ZREM', KEYS[3], id)
   redis.call('SREM', KEYS[4], id)
   if ARGV[2] == 'dead' then
@@ -283,6 +310,10 @@ else
   redis.call('ZADD', KEYS[3], ARGV[6], id)
   redis.call('ZREM', KEYS[5], id)
   redis.call('SADD', KEYS[4], id)
+  if inRound == '0' and redis.call('HGET', KEYS[1], 'kind') ~= 'debit' then
+    redis.call('HSET', KEYS[1], 'in_round', '1')
+    if roundExists then redis.call('HINCRBY', KEYS[2], 'open', 1) end
+  end
 end
 if ARGV[4] == '1' then
   local r = redis.call('HMGET', KEYS[2], 'bet', 'closed_by', 'rollback')
@@ -304,7 +335,7 @@ end
 return 1
 `;
 
-// KEYS: debit, compensation, round, pending index, session-pending
+// KEYS: debit, compensation, round, pending index, token-pending
 // ARGV: debit id, compensation id, lease until, retention seconds, n debit field/value pairs (count),
 //       then debit pairs, then compensation pairs
 const BEGIN_COMPENSATION = `
@@ -330,10 +361,19 @@ if result == 'created' and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('HSET', KEYS[2], unpack(compFields))
   redis.call('ZADD', KEYS[4], ARGV[3], compId)
   redis.call('SADD', KEYS[5], compId)
+  redis.call('HSET', KEYS[2], 'in_round', '1')
+  redis.call('HINCRBY', KEYS[3], 'open', 1)
   redis.call('HSET', KEYS[3], 'rollback', compId, 'closed_by', compId)
   redis.call('EXPIRE', KEYS[3], ARGV[4])
 end
 return {result, compId}
+`;
+
+// KEYS: tx, round. The other not-final credits/rollbacks of the round.
+const OPEN_IN_ROUND = `
+local open = tonumber(redis.call('HGET', KEYS[2], 'open') or '0')
+if redis.call('HGET', KEYS[1], 'in_round') == '1' then open = open - 1 end
+return open
 `;
 
 function pairsToObject(flat: string[]): Record<string, string> {
@@ -356,7 +396,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         roundKey(record),
         keys.session(record.sessionId),
         keys.pendingIndex(),
-        keys.sessionPending(record.sessionId),
+        keys.tokenPending(record.tokenRef),
         record.kind,
         record.bodyHash,
         String(leaseUntil),
@@ -387,7 +427,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         keys.transaction(transactionId),
         roundKey(record),
         keys.pendingIndex(),
-        keys.sessionPending(record.sessionId),
+        keys.tokenPending(record.tokenRef),
         keys.deadIndex(),
         keys.session(record.sessionId),
         keys.transaction(record.referenceTransactionId ?? transactionId),
@@ -422,7 +462,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         keys.transaction(start.compensation.transactionId),
         roundKey(start.debit),
         keys.pendingIndex(),
-        keys.sessionPending(start.debit.sessionId),
+        keys.tokenPending(start.debit.tokenRef),
         start.debit.transactionId,
         start.compensation.transactionId,
         String(start.leaseUntil),
@@ -434,6 +474,10 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
       const [kind, value] = reply;
       if (kind === 'not_pending') return { kind, state: (value || undefined) as TransactionState | undefined };
       return { kind: kind as 'created' | 'linked', compensationId: value };
+    },
+
+    async openInRound(record) {
+      return Number(await redis.eval(OPEN_IN_ROUND, 2, keys.transaction(record.transactionId), roundKey(record)));
     },
 
     async dueForSweep(now, limit) {

@@ -9,6 +9,8 @@ export interface Session {
   readonly sessionId: string;
   /** The wallet token: goes to the wallet only, never to a game client, an engine answer or a log. */
   readonly token: string;
+  /** A digest of the token naming its pending set (see tokenRefOf); the token itself stays in the session. */
+  readonly tokenRef: string;
   readonly playerId: string;
   readonly siteId: string;
   readonly currency: string;
@@ -40,6 +42,8 @@ export interface TransactionRecord {
   readonly kind: TransactionKind;
   readonly state: TransactionState;
   readonly sessionId: string;
+  /** The session's tokenRef: the record sits in that token's pending set until it is final. */
+  readonly tokenRef: string;
   readonly playerId: string;
   readonly siteId: string;
   /** The engine's round id. */
@@ -67,6 +71,11 @@ export interface TransactionRecord {
   readonly compensationId: string | null;
   /** Set when a compensation rollback is an automatic one (not an engine refund). */
   readonly isCompensation: boolean;
+  /**
+   * A round-closing credit/rollback that arrived while earlier credits/rollbacks of its round were
+   * still pending: it is held (no inline call) until they settled, or it would strand them.
+   */
+  readonly deferred: boolean;
   readonly error: TransactionError | null;
   /** Why the record ended `dead`, or a note on how it was settled (e.g. 'status: not applied'). */
   readonly note: string | null;

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { tokenRefOf } from '../../src/store/sessions';
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import request from 'supertest';
@@ -56,7 +57,7 @@ function configFor(withAdmin: boolean) {
 async function deadCredit(id: string, round: string): Promise<void> {
   const fields = { token: 'secret-wallet-token', player_id: PLAYER, site_id: '7', provider_id: '1', game_id: 'g', currency: 'EUR', amount: '5.00', round_id: round };
   const now = Date.now();
-  const base = { sessionId, playerId: PLAYER, siteId: '7', roundId: round, walletRoundId: round, amount: '5.00', currency: 'EUR', isCompensation: false, createdAt: now };
+  const base = { sessionId, tokenRef: tokenRefOf('secret-wallet-token'), playerId: PLAYER, siteId: '7', roundId: round, walletRoundId: round, amount: '5.00', currency: 'EUR', isCompensation: false, createdAt: now };
   const bet: NewTransaction = {
     ...base,
     transactionId: `${id}-bet`,

@@ -12,8 +12,7 @@ import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
 /**
  * Defects the demo and the soak found (docs/reliability.md), each reduced to the shortest
- * sequence through the real gateway and worker. Marked `it.failing` until fixed: when one starts
- * to pass, the fix landed — drop the `.failing`.
+ * sequence through the real gateway and worker, kept as regression tests now that they are fixed.
  */
 const KEY = 'regression-engine-key';
 const SECRET = { user: 'gw', password: 'gw-password', signing: 'gw-signing' };
@@ -93,7 +92,7 @@ const status = (reply: Reply): number | string => (reply.kind === 'answer' ? rep
 
 describe('found by the soak', () => {
   // Ending the relaunched session terminates the wallet token the earlier session's retry still needs.
-  it.failing('a win answered 202 in a session is credited even after a relaunch (same token) is ended', async () => {
+  it('a win answered 202 in a session is credited even after a relaunch (same token) is ended', async () => {
     const { player, token, round } = ids();
     const first = await launch(token, player);
     expect(status(await post(first, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);
@@ -101,15 +100,22 @@ describe('found by the soak', () => {
     expect(status(await post(first, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '2.00' }))).toBe(202);
 
     const second = await launch(token, player);
-    expect(status(await post(second, 'end', {}))).toBe(200);
+    // The token's pending win holds the terminate back: end answers pending (contract 5.6).
+    expect(status(await post(second, 'end', {}))).toBe(202);
     await runWorker();
 
     await finalRecord(`${round}-w`);
     expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    const deadline = Date.now() + 10_000;
+    while (!sim.calls().some((c) => c.operation === 'terminate' && c.code === Code.Success) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ops = sim.calls().filter((c) => c.code === Code.Success).map((c) => c.operation);
+    expect(ops.lastIndexOf('terminate')).toBeGreaterThan(ops.lastIndexOf('credit'));
   });
 
   // A closing call is accepted while an earlier credit of the round is still being retried.
-  it.failing('a win answered 202 is credited even when a later win of the same round closes it', async () => {
+  it('a win answered 202 is credited even when a later win of the same round closes it', async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);
     expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);
@@ -117,15 +123,21 @@ describe('found by the soak', () => {
     const w1 = { round_id: round, transaction_id: `${round}-w1`, bet_transaction_id: `${round}-b`, amount: '2.00', round_closed: false };
     expect(status(await post(session, 'win', w1))).toBe(202);
     const w2 = { round_id: round, transaction_id: `${round}-w2`, bet_transaction_id: `${round}-b`, amount: '0.00', round_closed: true };
-    expect([200, 202]).toContain(status(await post(session, 'win', w2)));
+    // Held behind w1 (it would close the round under w1's retries): pending, no wallet call yet.
+    expect(status(await post(session, 'win', w2))).toBe(202);
+    expect(sim.calls().some((c) => c.transactionId === `${round}-w2`)).toBe(false);
     await runWorker();
 
     await finalRecord(`${round}-w1`);
+    expect((await finalRecord(`${round}-w2`)).state).toBe('succeeded');
     expect(sim.ledger.appliedCount(`${round}-w1`)).toBe(1);
+    expect(sim.ledger.appliedCount(`${round}-w2`)).toBe(1);
+    const applied = sim.calls().filter((c) => c.code === Code.Success).map((c) => c.transactionId);
+    expect(applied.indexOf(`${round}-w1`)).toBeLessThan(applied.indexOf(`${round}-w2`));
   });
 
   // After an unknown outcome, a final refusal of a retry is taken as "not applied" without asking `status`.
-  it.failing("a credit the wallet applied is not recorded as failed when a later retry is refused", async () => {
+  it("a credit the wallet applied is not recorded as failed when a later retry is refused", async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);
     expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);

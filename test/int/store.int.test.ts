@@ -3,7 +3,7 @@ import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
-import { createSessionStore, type SessionStore } from '../../src/store/sessions';
+import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
 import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
@@ -38,6 +38,7 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
     transactionId: id,
     kind,
     sessionId,
+    tokenRef: tokenRefOf('tok'),
     playerId: '18446744073709551615',
     siteId: '7',
     roundId: round,
@@ -127,6 +128,47 @@ describe('transaction store', () => {
     expect(await sessions.beginEnd(sessionId)).toBe('open');
     expect(await claim(tx('debit', 'b7b', 'r7b'))).toEqual({ kind: 'session_ended' });
     expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed' });
-    expect(await sessions.pendingCount(sessionId)).toBeGreaterThan(0);
+    expect(await sessions.pendingCount({ tokenRef: tokenRefOf('tok') })).toBeGreaterThan(0);
+  });
+
+  it('holds a round closer while earlier credits of its round are pending', async () => {
+    const open = await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const t = (kind: 'debit' | 'credit', id: string, extra: Partial<NewTransaction> = {}) => tx(kind, id, 'r8', { sessionId: open.sessionId, ...extra });
+    await claim(t('debit', 'b8'));
+    expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed' });
+    expect(await claim(t('credit', 'w8b', { referenceTransactionId: 'b8', roundClosed: true }))).toEqual({ kind: 'deferred' });
+    const first = (await txs.get('w8a'))!;
+    const closer = (await txs.get('w8b'))!;
+    expect(closer).toMatchObject({ state: 'pending', deferred: true, attempts: 0 });
+    expect(await txs.openInRound(closer)).toBe(1);
+    expect(await txs.openInRound(first)).toBe(1);
+    // the round is closed for newcomers at once
+    expect(await claim(t('credit', 'w8c', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'round_closed' });
+
+    await txs.settle(first, { state: 'pending', expect: ['pending'], attempts: 1, history: [12] });
+    expect(await txs.openInRound(closer)).toBe(1);
+    await txs.settle(first, { state: 'dead', expect: ['pending'], attempts: 11 });
+    expect(await txs.openInRound(closer)).toBe(0);
+    // a redrive counts it again; its end counts it out once only
+    await txs.settle(first, { state: 'pending', expect: ['dead'], history: [] });
+    expect(await txs.openInRound(closer)).toBe(1);
+    await txs.settle(first, { state: 'succeeded', expect: ['pending'] });
+    await txs.settle(first, { state: 'succeeded', expect: ['succeeded'] });
+    expect(await txs.openInRound(closer)).toBe(0);
+    expect(await txs.openInRound(first)).toBe(1);
+  });
+
+  it('keeps pending work in one set per wallet token, shared by relaunched sessions', async () => {
+    const again = await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    expect(again.tokenRef).toBe(tokenRefOf('tok'));
+    const other = await sessions.create({ token: 'other-token', playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const before = await sessions.pendingCount(again);
+    expect(before).toBeGreaterThan(0);
+    expect(await sessions.pendingCount(other)).toBe(0);
+    await claim(tx('debit', 'b9', 'r9', { sessionId: again.sessionId }));
+    expect(await sessions.pendingCount(again)).toBe(before + 1);
+    const bet = (await txs.get('b9'))!;
+    await txs.settle(bet, { state: 'succeeded', expect: ['pending'] });
+    expect(await sessions.pendingCount(again)).toBe(before);
   });
 });

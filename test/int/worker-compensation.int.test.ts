@@ -92,7 +92,7 @@ describe('debit compensation', () => {
     const debitRecord = {
       transactionId: debitId,
       kind: 'debit' as const,
-      sessionId: player.session.sessionId,
+      sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
       playerId: player.fields.player_id,
       siteId: player.fields.site_id,
       roundId,

@@ -62,7 +62,7 @@ describe('credit retries on the spec schedule', () => {
     expect(record).toMatchObject({ state: 'dead', attempts: 4, lastWalletCode: Code.TransactionNotFound });
     expect(callsFor(h.sim, id)).toHaveLength(4);
     expect((await h.store.listDead(0, 100)).ids).toContain(id);
-    expect(await h.sessions.pendingCount(player.session.sessionId)).toBe(0);
+    expect(await h.sessions.pendingCount(player.session)).toBe(0);
     const dead = await worker.metrics.deadTransactions.get();
     expect(dead.values.find((v) => v.labels.kind === 'credit')?.value).toBeGreaterThanOrEqual(1);
     // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ

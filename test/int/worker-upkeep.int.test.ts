@@ -46,7 +46,7 @@ describe('sweeper', () => {
     const walletBody = encodeRequest('debit', { ...player.fields, amount: '7.50', round_id: roundId, transaction_id: id, round_closed: false });
     await h.store.claim({
       record: {
-        transactionId: id, kind: 'debit', sessionId: player.session.sessionId, playerId: player.fields.player_id, siteId: player.fields.site_id,
+        transactionId: id, kind: 'debit', sessionId: player.session.sessionId, tokenRef: player.session.tokenRef, playerId: player.fields.player_id, siteId: player.fields.site_id,
         roundId, walletRoundId: roundId, amount: '7.50', currency: 'EUR', roundClosed: false, referenceTransactionId: null,
         bodyHash: `hash-${id}`, walletOperation: 'debit', walletBody, isCompensation: false, createdAt: Date.now(),
       },

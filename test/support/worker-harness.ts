@@ -135,7 +135,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     return {
       transactionId: id,
       kind,
-      sessionId: player.session.sessionId,
+      sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
       playerId: player.fields.player_id,
       siteId: player.fields.site_id,
       roundId,

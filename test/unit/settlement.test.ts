@@ -75,22 +75,53 @@ describe('afterAttempt', () => {
   });
 
   it('sends a compensation exhausted on 34 to status triage, and one refused finally to an operator', () => {
-    expect(afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({ kind: 'triage' });
+    expect(afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({
+      kind: 'triage',
+      target: 'debit',
+    });
     expect(afterAttempt(input({ record: compensation, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
       kind: 'settle',
       update: { state: 'dead', debitState: 'dead' },
     });
   });
+
+  it('asks status before failing a credit whose earlier attempt had an unknown outcome', () => {
+    const next = afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
+    expect(next).toMatchObject({ kind: 'triage', target: 'self', notApplied: { state: 'failed', releaseRound: true } });
+    // without an unknown outcome before it, a final refusal is final
+    expect(afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: [12], attempts: 2 }))).toMatchObject({ kind: 'settle' });
+  });
 });
 
 describe('afterTriage', () => {
-  const progress = { attempts: 4, lastWalletCode: 34, history: [34, 34, 34, 34] };
+  const exhausted = afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
+  const compensationTriage = exhausted.kind === 'triage' ? exhausted : undefined;
+
   it('compensates when the debit was never applied', () => {
-    expect(afterTriage(progress, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', debitState: 'compensated' });
+    expect(afterTriage(compensationTriage!, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', debitState: 'compensated' });
   });
+
   it('leaves it to an operator when the debit was applied or the answer is unclear', () => {
-    expect(afterTriage(progress, success('1'))).toMatchObject({ state: 'dead', debitState: 'dead' });
-    expect(afterTriage(progress, unknown)).toMatchObject({ state: 'dead', note: expect.stringContaining('inconclusive') });
+    expect(afterTriage(compensationTriage!, success('1'))).toMatchObject({ state: 'dead', debitState: 'dead' });
+    expect(afterTriage(compensationTriage!, unknown)).toMatchObject({ state: 'dead', debitState: 'dead', note: expect.stringContaining('inconclusive') });
+  });
+
+  const lostCredit = afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
+  const selfTriage = lostCredit.kind === 'triage' ? lostCredit : undefined;
+
+  it('settles a credit the wallet reports applied as succeeded', () => {
+    expect(afterTriage(selfTriage!, success('42.00'))).toMatchObject({ state: 'succeeded', balance: '42.00', sessionBalance: '42.00', error: null });
+  });
+
+  it('keeps the refusal when the wallet never saw it, and hands unclear answers to an operator', () => {
+    expect(afterTriage(selfTriage!, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', releaseRound: true });
+    expect(afterTriage(selfTriage!, rejected(Code.InternalServiceError))).toMatchObject({ state: 'dead' });
+  });
+
+  it('settles a refund standing in for a compensation together with its debit', () => {
+    const refund = afterAttempt(input({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed), priorHistory: ['unknown'], attempts: 2 }));
+    expect(refund.kind).toBe('triage');
+    if (refund.kind === 'triage') expect(afterTriage(refund, success('1'))).toMatchObject({ state: 'succeeded', debitState: 'compensated' });
   });
 });
 
