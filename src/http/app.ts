@@ -1,7 +1,7 @@
-import express, { type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
-import { pinoHttp } from 'pino-http';
+import { performance } from 'node:perf_hooks';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Engine } from '../engine';
-import type { Logger } from '../observability/logger';
+import { unredactedSibling, type Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { errorHandler, notFound } from './errors';
 import { requestId } from './request-id';
@@ -14,8 +14,8 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly metrics?: Metrics;
   /**
-   * Routers mounted before the gateway's own routes (the operators' /readyz, /metrics, /admin of a
-   * later issue). They get request ids and request logs like every other route.
+   * The operators' routers (/readyz, /metrics, /admin), mounted after the engine API and before
+   * the launch. They get request ids and request logs like every other route.
    */
   readonly extraRouters?: readonly (Router | RequestHandler)[];
 }
@@ -32,6 +32,33 @@ function routeLabel(req: Request): string {
   return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
 }
 
+/**
+ * One line per request, written when its connection is done with it, and the request counter:
+ * one 'close' listener for both. Only what is safe: method, the path without its query (a launch
+ * query carries the wallet token), status, time; never headers or bodies.
+ */
+function requestLog(logger: Logger, metrics: Metrics | undefined) {
+  const log = unredactedSibling(logger);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const start = performance.now();
+    res.once('close', () => {
+      const finished = res.writableFinished;
+      const status = res.statusCode;
+      metrics?.engineRequests.inc({ route: routeLabel(req), status: String(status) });
+      log[!finished || status >= 500 ? 'error' : 'info'](
+        {
+          request_id: res.locals.requestId as string,
+          req: { method: req.method, path: pathOnly(req.originalUrl) },
+          res: { status },
+          responseTime: Math.round((performance.now() - start) * 10) / 10,
+        },
+        finished ? 'request completed' : 'request aborted',
+      );
+    });
+    next();
+  };
+}
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   // Nothing here benefits from ETags or the banner; a flat query parser is all /launch needs.
@@ -40,33 +67,14 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
 
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => req.id,
-      customProps: (_req, res) => ({ request_id: (res as unknown as Response).locals?.requestId as string | undefined }),
-      customLogLevel: (_req, res, err) => (err !== undefined || res.statusCode >= 500 ? 'error' : 'info'),
-      // Only what is safe: never headers (Authorization), bodies or the launch query (the token).
-      serializers: {
-        req: (req: { method?: string; url?: string }) => ({ method: req.method, path: pathOnly(req.url) }),
-        res: (res: { statusCode?: number }) => ({ status: res.statusCode }),
-      },
-    }),
-  );
-  const metrics = deps.metrics;
-  if (metrics !== undefined) {
-    app.use((req, res, next) => {
-      res.once('finish', () => metrics.engineRequests.inc({ route: routeLabel(req), status: String(res.statusCode) }));
-      next();
-    });
-  }
+  app.use(requestLog(deps.logger, deps.metrics));
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+  // The engine API first: it is the hot path, and no other router serves /engine/v1.
+  app.use('/engine/v1', engineRouter(deps.engine, deps.engineApiKey));
   for (const extra of deps.extraRouters ?? []) app.use(extra);
   app.use(launchRouter(deps.engine));
-  app.use('/engine/v1', engineRouter(deps.engine, deps.engineApiKey));
   app.use((_req, res) => sendError(res, notFound()));
   app.use(errorHandler(deps.logger));
   return app;
 }
-

@@ -10,7 +10,6 @@ export const REQUEST_ID_HEADER = 'X-Request-Id';
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
-  req.id = id;
   res.locals.requestId = id;
   res.setHeader(REQUEST_ID_HEADER, id);
   next();

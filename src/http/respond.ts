@@ -9,7 +9,12 @@ import { requestIdOf } from './request-id';
  * and ids as raw JSON numbers). Every body carries request_id.
  */
 export function sendJson(res: Response, status: number, body: Record<string, unknown>): void {
-  res.status(status).type('application/json').send(stringifyJson({ ...body, request_id: requestIdOf(res) }));
+  // Written directly: res.send would look up the type, set the charset and check freshness per call.
+  const text = stringifyJson({ ...body, request_id: requestIdOf(res) });
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 export function errorBody(error: EngineError): Record<string, unknown> {

@@ -76,6 +76,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger, host?:
   };
 }
 
+/** Log bytes gathered per stdout write (two lines per request: one write per ~dozen requests). */
+const LOG_BUFFER_BYTES = 4096;
+const LOG_FLUSH_MS = 250;
+
 /** A worker that died on its own is replaced after this pause (a crash loop must not spin). */
 const RESPAWN_DELAY_MS = 1_000;
 
@@ -173,9 +177,14 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
-  if (config.GATEWAY_PROCESSES > 1 && cluster.isPrimary) runPrimary(config, logger);
-  else await runServer(config, logger);
+  if (config.GATEWAY_PROCESSES > 1 && cluster.isPrimary) {
+    runPrimary(config, createLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
+    return;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway', bufferBytes: LOG_BUFFER_BYTES });
+  // Buffered lines reach stdout at the latest this often (and at every flush below).
+  setInterval(() => logger.flush(), LOG_FLUSH_MS).unref();
+  await runServer(config, logger);
 }
 
 if (require.main === module) {

@@ -1,5 +1,5 @@
 import { currentRequestId } from '../http/context';
-import type { Logger } from '../observability/logger';
+import { unredactedSibling, type Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { WalletCallEvent } from '../wallet/protocol';
 
@@ -8,10 +8,12 @@ import type { WalletCallEvent } from '../wallet/protocol';
  * with the gateway request it ran for. The event carries no body and no token.
  */
 export function walletCallObserver(logger: Logger, metrics: Metrics | undefined): (event: WalletCallEvent) => void {
+  // Every field below is picked from the event (no body, no token, no header): no redaction pass.
+  const log = unredactedSibling(logger);
   return (event) => {
     metrics?.walletCalls.inc({ operation: event.operation, outcome: event.outcome, code: event.code === null ? 'none' : String(event.code) });
     metrics?.walletLatency.observe({ operation: event.operation }, event.latencyMs / 1000);
-    logger[event.outcome === 'unknown' ? 'warn' : 'info'](
+    log[event.outcome === 'unknown' ? 'warn' : 'info'](
       {
         request_id: currentRequestId(),
         wallet_request_id: event.walletRequestId,

@@ -31,10 +31,16 @@ export interface LoggerOptions {
   name: string;
   /** Where lines go; defaults to an async stdout destination so logging stays off the hot path. */
   destination?: pino.DestinationStream;
+  /**
+   * For the default destination: gather this many bytes before a write (one write per dozen lines
+   * instead of one per line under load). The caller then owns a `flush()` on a short timer and at
+   * exit; lines still in the buffer are lost if the process is killed.
+   */
+  bufferBytes?: number;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: options.bufferBytes ?? 0 });
   return pino(
     {
       name: options.name,
@@ -44,4 +50,16 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     destination,
   );
+}
+
+/**
+ * The same destination, level and bound fields without the redaction pass, for the two lines
+ * written per request (the request line, the wallet-call line) only. Their fields are picked one by
+ * one — ids, codes, timings, a path without its query — so nothing there can hold a token, a body or
+ * a header, and redaction with wildcard paths costs more than the rest of such a line (≈5 µs of 8).
+ */
+export function unredactedSibling(logger: Logger): Logger {
+  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
+  const { pid, ...bindings } = logger.bindings() as { pid?: number } & Record<string, unknown>;
+  return pino({ level: logger.level, base: { pid: pid ?? process.pid } }, stream).child(bindings);
 }

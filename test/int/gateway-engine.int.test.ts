@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { retryJobId } from '../../src/duties/queues';
 import { Code } from '../../src/wallet/codes';
@@ -159,6 +161,41 @@ describe('contract error codes', () => {
     const res = await post(`/sessions/${sessionId}/bet`, JSON.stringify({ round_id: 'x'.repeat(17 * 1024) }));
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('PAYLOAD_TOO_LARGE for a chunked body (no Content-Length) over 16 KiB, and the connection still answers', async () => {
+    const { sessionId } = await session();
+    const url = new URL(`/engine/v1/sessions/${sessionId}/bet`, h.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 20; i += 1) req.write('x'.repeat(1024));
+      req.end();
+    });
+    expect(status).toBe(413);
+  });
+
+  it('a gzip-encoded body is inflated and read like a plain one', async () => {
+    const { sessionId } = await session();
+    const url = new URL(`/engine/v1/sessions/${sessionId}/balance`, h.url);
+    const post = (text: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'content-encoding': 'gzip' };
+        const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end(gzipSync(text));
+      });
+    expect((await post('{}')).status).toBe(200);
+    const bad = await post('{"x":1}');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.fields).toEqual([{ field: 'x', message: 'unknown field' }]);
   });
 
   it('ROUND_HAS_BET, ROUND_CLOSED (which wins) and BET_NOT_FOUND, with no wallet call', async () => {
