@@ -11,6 +11,7 @@ import { createWalletClient } from '../src/wallet/client';
 import type { WalletCallEvent, WalletClient } from '../src/wallet/protocol';
 import { hmacSigner } from '../src/wallet/signer';
 import { backoffStrategy } from './backoff';
+import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
 import { deadCheck, sweep, type UpkeepDeps } from './upkeep';
@@ -44,11 +45,13 @@ export interface WorkerDeps {
 export interface RunningWorker {
   readonly queues: Queues;
   readonly metrics: Metrics;
+  /** Base URL of GET /metrics and /healthz; undefined without WORKER_METRICS_PORT. */
+  readonly metricsUrl: string | undefined;
   /** Runs the sweeper now (it also runs at start and every SWEEP_INTERVAL_MS). */
   sweepNow(): Promise<void>;
   /** Runs the dead-check now (it also runs every DEAD_CHECK_INTERVAL_MS). */
   deadCheckNow(): Promise<number>;
-  /** Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client. */
+  /** Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the metrics port. */
   close(): Promise<void>;
 }
 
@@ -79,6 +82,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   const metrics = deps.metrics ?? createMetrics();
   const now = deps.now ?? Date.now;
+  // First, so a port already in use stops the start before anything else is opened.
+  const metricsServer: MetricsServer | undefined =
+    config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   const wallet =
     deps.wallet ??
     createWalletClient({
@@ -142,12 +148,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   }
   // Work a crashed process left behind is picked up at once, not only at the next interval.
   await sweepNow();
-  logger.info({ prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, ...locks }, 'worker started');
+  logger.info(
+    { prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
+    'worker started',
+  );
 
   let closing: Promise<void> | undefined;
   return {
     queues,
     metrics,
+    metricsUrl: metricsServer?.url,
     sweepNow,
     deadCheckNow: () => deadCheck(upkeepDeps),
     close() {
@@ -156,6 +166,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await queues.close();
         await Promise.all([closeRedis(redis), closeRedis(bullmq)]);
         await wallet.close();
+        // Last: the final counts stay scrapable while the jobs in hand finish.
+        await metricsServer?.close();
         logger.info('worker stopped');
       })();
       return closing;

@@ -85,8 +85,20 @@ const workerOnly = {
   SWEEP_INTERVAL_MS: positiveInt.default(10_000),
 };
 
+/** Read by the worker process only: the gateway's own /metrics already serves its port. */
+const workerProcessOnly = {
+  /** The worker's GET /metrics and /healthz; unset = no server (several workers may share a host). 0 = any free port. */
+  WORKER_METRICS_PORT: port.optional(),
+};
+
 const gatewaySchema = z.object({ ...shared, ...wallet, ...gatewayOnly, ...workerOnly });
-const workerSchema = z.object({ ...shared, ...wallet, ...workerOnly, RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS });
+const workerSchema = z.object({
+  ...shared,
+  ...wallet,
+  ...workerOnly,
+  ...workerProcessOnly,
+  RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS,
+});
 
 export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & { readonly walletHostHeader: string };
 export type WorkerConfig = Readonly<z.output<typeof workerSchema>> & { readonly walletHostHeader: string };
