@@ -1,0 +1,138 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEMO_PLAYER, startDev, type RunningDev } from '../../src/main/dev';
+import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+
+/**
+ * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless): the dev stack runs in
+ * this process on free ports with its own prefix; the page is driven like a person would.
+ */
+jest.setTimeout(90_000);
+
+/** Debian's package (CI installs it, .ci/run); CHROMIUM_PATH for another machine's build. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SCREENSHOT = join(__dirname, '..', 'artifacts', 'demo-game.png');
+const STEP_TIMEOUT_MS = 15_000;
+
+/** mulberry32: a fixed seed makes the spins the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const prefix = testPrefix('demogame');
+let dev: RunningDev;
+let browser: Browser;
+let page: Page;
+const authorizationsSent: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+  dev = await startDev({
+    env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, PORT: '0', SIM_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
+    print: () => undefined,
+    random: seeded(20),
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  page = await browser.newPage({ viewport: { width: 640, height: 900 } });
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  page.on('request', (req) => {
+    const auth = req.headers().authorization;
+    if (auth !== undefined) authorizationsSent.push(auth);
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.close();
+  await deletePrefix(prefix);
+});
+
+const balanceText = (): Promise<string> => page.getByTestId('balance').innerText();
+const spins = (): Promise<number> => page.locator('#history li[data-outcome]').count();
+
+/** Presses Spin and waits until the round is in the history; returns the newest entry's data. */
+async function spin(): Promise<{ outcome: string; winState: string }> {
+  const before = await spins();
+  await page.getByRole('button', { name: 'SPIN' }).click();
+  // Locator waits poll the page until their deadline (STEP_TIMEOUT_MS).
+  await page.locator('#history li[data-outcome]').nth(before).waitFor();
+  await page.locator('#spin:not([disabled])').waitFor();
+  const newest = page.locator('#history li').first();
+  return { outcome: (await newest.getAttribute('data-outcome')) ?? '', winState: (await newest.getAttribute('data-win-state')) ?? '' };
+}
+
+async function walletBalance(): Promise<string> {
+  const res = await fetch(`${dev.urls.simulator}/__sim/ledger/players/${DEMO_PLAYER.player_id}`);
+  return ((await res.json()) as { balance: string }).balance;
+}
+
+it('the launch URL opens the demo game, and spins move the balance', async () => {
+  await page.goto(dev.urls.launch);
+  expect(new URL(page.url()).pathname).toBe('/demo-game');
+  expect(new URL(page.url()).searchParams.get('session')).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+  await page.getByTestId('balance').filter({ hasText: /EUR$/ }).waitFor();
+  expect(await balanceText()).toBe('1000.00 EUR');
+
+  const outcomes: string[] = [];
+  for (let i = 0; i < 4; i += 1) {
+    const before = await balanceText();
+    const { outcome, winState } = await spin();
+    outcomes.push(outcome);
+    expect(winState).toBe('succeeded');
+    // A stake of 1.00: a loss takes it, a win pays 2.00 on it; either way the balance moves.
+    expect(await balanceText()).not.toBe(before);
+  }
+  expect(await balanceText()).toBe(`${await walletBalance()} EUR`);
+  expect(outcomes).toContain('loss');
+});
+
+it('with "fail credits" on, a win goes pending and settles in the background', async () => {
+  await page.getByTestId('fail-credits').check();
+  let pending = false;
+  for (let i = 0; i < 20 && !pending; i += 1) {
+    const { outcome, winState } = await spin();
+    if (outcome === 'win') {
+      expect(winState).toBe('pending');
+      pending = true;
+    }
+  }
+  expect(pending).toBe(true);
+  const newest = page.locator('#history li').first();
+  await expect(newest.getAttribute('data-win-state')).resolves.toBe('pending');
+  await expect(newest.locator('.tag').innerText()).resolves.toBe('pending');
+
+  // The worker retries it (code 12 three times, then the wallet takes it); the page polls the record.
+  await page.locator('#history li:first-child[data-win-state="succeeded"]').waitFor();
+  await expect(newest.locator('.tag').innerText()).resolves.toMatch(/^pending → credited after 4 tries$/);
+  await page.locator('#status', { hasText: 'settled in the background' }).waitFor();
+  expect(await balanceText()).toBe(`${await walletBalance()} EUR`);
+
+  mkdirSync(join(__dirname, '..', 'artifacts'), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+});
+
+it('the page never holds the engine key or the wallet token', async () => {
+  const token = new URL(dev.urls.launch).searchParams.get('token') as string;
+  const html = await page.content();
+  expect(html).not.toContain(dev.config.ENGINE_API_KEY);
+  expect(html).not.toContain(token);
+  expect(authorizationsSent).toEqual([]);
+});
