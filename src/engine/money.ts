@@ -3,7 +3,7 @@ import { compensationFor } from '../duties/compensation';
 import { afterAttempt } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import type { ClaimResult, NewTransaction } from '../store/transactions';
-import type { Session, TransactionKind, TransactionRecord } from '../store/types';
+import type { SessionProfile, TransactionKind, TransactionRecord } from '../store/types';
 import { encodeRequest, type CreditFields, type DebitFields, type SessionFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
@@ -22,7 +22,7 @@ export function currencyDigits(config: EngineConfig, currency: string): number {
   return config.CURRENCY_DIGITS[currency] ?? config.DEFAULT_CURRENCY_DIGITS;
 }
 
-export function sessionFields(session: Session, providerId: string): SessionFields {
+export function sessionFields(session: SessionProfile, providerId: string): SessionFields {
   return {
     token: session.token,
     player_id: session.playerId,
@@ -80,7 +80,9 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   const multiBet = new Set(config.MULTI_BET_GAMES);
 
   async function run(sessionId: string, p: Parsed): Promise<Answer> {
-    const session = await sessions.get(sessionId);
+    // The session's fixed fields only (usually from memory): whether it is still there and open,
+    // and its balance, come from the claim below, atomically with the claim itself.
+    const session = await sessions.profile(sessionId);
     if (session === undefined) return answerWithoutSession(sessionId, p);
 
     const digits = currencyDigits(config, session.currency);
@@ -119,33 +121,40 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       isCompensation: false,
       createdAt: now,
     };
-    const claim = await transactions.claim({ record, amountMinor, leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS });
-    if (claim.kind === 'duplicate') return storedAnswer(claim.record, session.balance);
+    // One round trip: idempotency, session state, round rules, the record, and the session's
+    // sliding expiry (renewed here rather than beside the wallet call).
+    const claim = await transactions.claim({
+      record,
+      amountMinor,
+      leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+      sessionTtlSeconds: sessions.ttlSeconds,
+    });
+    if (claim.kind === 'duplicate') return storedAnswer(claim.record, claim.sessionBalance ?? claim.record.balance ?? '0');
     if (claim.kind === 'deferred') {
       // It closes a round whose earlier credits/rollbacks still retry: a worker sends it once they
       // settled (sent now, it would close the round under them). Durably queued, then 202.
       await duties.enqueueRetry(p.transactionId, 0);
-      return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+      return { state: 'pending', transactionId: p.transactionId, balance: claim.sessionBalance, currency: session.currency };
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
+    const lastBalance = claim.sessionBalance;
 
-    // The session's sliding expiry is renewed alongside the wallet call, not after it.
-    const [outcome] = await Promise.all([wallet.send(p.kind, walletBody), sessions.touch(sessionId)]);
+    const outcome = await wallet.send(p.kind, walletBody);
     const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
 
     switch (next.kind) {
       case 'settle': {
-        if (!(await transactions.settle(record, next.update))) return reread(record, session.balance);
+        if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         const { state, balance, error } = next.update;
-        if (state === 'succeeded') return { state, transactionId: p.transactionId, balance: balance ?? session.balance, currency: session.currency };
-        if (state === 'dead') return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+        if (state === 'succeeded') return { state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency };
+        if (state === 'dead') return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
         return failed(error ?? UNRECORDED_REFUSAL);
       }
       case 'retry': {
         // Settle first so the record says pending with its attempt; then the job, durably; then 202.
-        if (!(await transactions.settle(record, next.update))) return reread(record, session.balance);
+        if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         await duties.enqueueRetry(p.transactionId, next.delayMs);
-        return { state: 'pending', transactionId: p.transactionId, balance: session.balance, currency: session.currency };
+        return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
       }
       case 'compensate': {
         const debit: TransactionRecord = {
@@ -168,7 +177,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           compensation: compensationFor(debit, clock()),
           leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
         });
-        if (started.kind === 'not_pending') return reread(record, session.balance);
+        if (started.kind === 'not_pending') return reread(record, lastBalance);
         await duties.enqueueRetry(started.compensationId, 0);
         logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
         return failed(next.error);

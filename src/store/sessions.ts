@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { Keys } from './keys';
-import type { Session } from './types';
+import { luaScript } from './redis';
+import type { Session, SessionProfile } from './types';
 
 export interface NewSession {
   token: string;
@@ -13,8 +14,16 @@ export interface NewSession {
 }
 
 export interface SessionStore {
+  /** The sliding expiry every engine call renews (a claim renews it in its own script). */
+  readonly ttlSeconds: number;
   create(session: NewSession, now: number): Promise<Session>;
   get(sessionId: string): Promise<Session | undefined>;
+  /**
+   * The fields a session never changes (token, player, site, currency, game), from a small
+   * in-process cache, else read from Redis. Says nothing about whether the session is still open
+   * or still exists: whoever acts on it checks that in Redis (the claim script does).
+   */
+  profile(sessionId: string): Promise<SessionProfile | undefined>;
   /** Renews the sliding expiry and records the last known balance. */
   touch(sessionId: string, balance?: string): Promise<void>;
   /** Moves an open session to `ending`; returns the state it had (undefined: no such session). */
@@ -79,8 +88,43 @@ if redis.call('HGET', KEYS[1], 'state') ~= 'ending' then redis.call('EXPIRE', KE
 return 1
 `;
 
-export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number): SessionStore {
+const touchScript = luaScript(TOUCH);
+const beginEndScript = luaScript(BEGIN_END);
+
+export interface ProfileCacheOptions {
+  /** Sessions kept at most (the oldest entry goes first). */
+  readonly maxEntries: number;
+  /** How long one entry is used before Redis is read again. */
+  readonly ttlMs: number;
+}
+
+/** ~300 bytes an entry: at most a few MB per process, whatever the number of live sessions. */
+export const PROFILE_CACHE: ProfileCacheOptions = Object.freeze({ maxEntries: 10_000, ttlMs: 60_000 });
+
+function profileOf(s: Session): SessionProfile {
+  return { sessionId: s.sessionId, token: s.token, tokenRef: s.tokenRef, playerId: s.playerId, siteId: s.siteId, currency: s.currency, gameId: s.gameId, createdAt: s.createdAt };
+}
+
+export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
+  // Insertion-ordered: the first key is the oldest, so trimming is a delete of the first.
+  const profiles = new Map<string, { readonly profile: SessionProfile; readonly until: number }>();
+  const remember = (session: Session): void => {
+    profiles.delete(session.sessionId);
+    profiles.set(session.sessionId, { profile: profileOf(session), until: clock() + cacheOptions.ttlMs });
+    if (profiles.size > cacheOptions.maxEntries) profiles.delete(profiles.keys().next().value as string);
+  };
+
+  async function get(sessionId: string): Promise<Session | undefined> {
+    if (!isSessionId(sessionId)) return undefined;
+    const session = fromHash(sessionId, await redis.hgetall(keys.session(sessionId)));
+    if (session === undefined) profiles.delete(sessionId);
+    else remember(session);
+    return session;
+  }
+
   return {
+    ttlSeconds,
+
     async create(input, now) {
       const session: Session = { sessionId: newSessionId(), ...input, tokenRef: tokenRefOf(input.token), state: 'open', createdAt: now };
       const key = keys.session(session.sessionId);
@@ -99,20 +143,25 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number)
         })
         .expire(key, ttlSeconds)
         .exec();
+      remember(session);
       return session;
     },
 
-    async get(sessionId) {
-      if (!isSessionId(sessionId)) return undefined;
-      return fromHash(sessionId, await redis.hgetall(keys.session(sessionId)));
+    get,
+
+    async profile(sessionId) {
+      const cached = profiles.get(sessionId);
+      if (cached !== undefined && cached.until > clock()) return cached.profile;
+      const session = await get(sessionId);
+      return session === undefined ? undefined : profileOf(session);
     },
 
     async touch(sessionId, balance) {
-      await redis.eval(TOUCH, 1, keys.session(sessionId), String(ttlSeconds), balance ?? '');
+      await touchScript(redis, 1, keys.session(sessionId), String(ttlSeconds), balance ?? '');
     },
 
     async beginEnd(sessionId) {
-      const state = (await redis.eval(BEGIN_END, 1, keys.session(sessionId))) as Session['state'] | null;
+      const state = (await beginEndScript(redis, 1, keys.session(sessionId))) as Session['state'] | null;
       return state ?? undefined;
     },
 

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { Operation } from '../wallet/protocol';
 import type { Keys } from './keys';
+import { luaScript } from './redis';
 import {
   FINAL_STATES,
   type TransactionError,
@@ -25,13 +26,19 @@ export interface ClaimInput {
   amountMinor: string;
   /** Until then the claimer owns the first attempt; after it, the sweeper may take over. */
   leaseUntil: number;
+  /**
+   * Renew the session's sliding expiry to this many seconds when the claim goes through (an
+   * `ending` session keeps having none), in the same round trip.
+   */
+  sessionTtlSeconds?: number;
 }
 
+/** `sessionBalance`: the last balance the session holds, read in the same script (null: no session any more). */
 export type ClaimResult =
-  | { readonly kind: 'claimed' }
+  | { readonly kind: 'claimed'; readonly sessionBalance: string }
   /** Claimed, but held: it closes a round whose earlier credits/rollbacks are still pending. */
-  | { readonly kind: 'deferred' }
-  | { readonly kind: 'duplicate'; readonly record: TransactionRecord }
+  | { readonly kind: 'deferred'; readonly sessionBalance: string }
+  | { readonly kind: 'duplicate'; readonly record: TransactionRecord; readonly sessionBalance: string | null }
   | { readonly kind: 'conflict' }
   | { readonly kind: 'session_not_found' }
   | { readonly kind: 'session_ended' }
@@ -230,16 +237,21 @@ function updateFields(u: Partial<SettleUpdate>, now: number): Record<string, str
 
 // KEYS: tx, round, session, pending index, token-pending
 // ARGV: kind, body_hash, lease_until, round_closed, reference id, engine round id, amount minor,
-//       retention seconds, tx id, then the record's field/value pairs
+//       retention seconds, tx id, session ttl seconds ('' = leave the expiry), then the record's
+//       field/value pairs
+// Replies: {kind} for a refusal; {'claimed'|'deferred', session balance};
+//          {'duplicate', session balance or nil, record field/value pairs...}
 const CLAIM = `
 local existing = redis.call('HGET', KEYS[1], 'body_hash')
 if existing then
   if existing ~= ARGV[2] then return {'conflict'} end
   local rec = redis.call('HGETALL', KEYS[1])
+  table.insert(rec, 1, redis.call('HGET', KEYS[3], 'balance'))
   table.insert(rec, 1, 'duplicate')
   return rec
 end
-local sstate = redis.call('HGET', KEYS[3], 'state')
+local session = redis.call('HMGET', KEYS[3], 'state', 'balance')
+local sstate = session[1]
 if not sstate then return {'session_not_found'} end
 local kind = ARGV[1]
 if sstate == 'ended' or (kind == 'debit' and sstate ~= 'open') then return {'session_ended'} end
@@ -254,7 +266,7 @@ else
   if round[1] == ARGV[5] and round[3] ~= ARGV[7] then return {'amount_mismatch'} end
 end
 local fields = {}
-for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[9])
 redis.call('SADD', KEYS[5], ARGV[9])
@@ -273,8 +285,11 @@ elseif kind == 'rollback' then
 end
 if ARGV[4] == '1' then redis.call('HSET', KEYS[2], 'closed_by', ARGV[9]) end
 redis.call('EXPIRE', KEYS[2], ARGV[8])
-if deferred then return {'deferred'} end
-return {'claimed'}
+-- The session's sliding expiry, as sessions.touch renews it (an ending session has none).
+if ARGV[10] ~= '' and sstate ~= 'ending' then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
+local balance = session[2] or '0'
+if deferred then return {'deferred', balance} end
+return {'claimed', balance}
 `;
 
 // A final record expires after the retention, but a dead one stays until an operator acted.
@@ -376,6 +391,11 @@ if redis.call('HGET', KEYS[1], 'in_round') == '1' then open = open - 1 end
 return open
 `;
 
+const claimScript = luaScript(CLAIM);
+const settleScript = luaScript(SETTLE);
+const beginCompensationScript = luaScript(BEGIN_COMPENSATION);
+const openInRoundScript = luaScript(OPEN_IN_ROUND);
+
 function pairsToObject(flat: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
@@ -387,10 +407,10 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
     keys.round(r.playerId, r.siteId, r.walletRoundId);
 
   return {
-    async claim({ record, amountMinor, leaseUntil }) {
+    async claim({ record, amountMinor, leaseUntil, sessionTtlSeconds }) {
       const fields = newRecordFields(record, clock());
-      const reply = (await redis.eval(
-        CLAIM,
+      const reply = (await claimScript(
+        redis,
         5,
         keys.transaction(record.transactionId),
         roundKey(record),
@@ -406,10 +426,12 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         amountMinor,
         String(retentionSeconds),
         record.transactionId,
+        sessionTtlSeconds === undefined ? '' : String(sessionTtlSeconds),
         ...flatten(fields),
-      )) as string[];
-      const [kind, ...rest] = reply;
-      if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))! };
+      )) as (string | null)[];
+      const [kind, balance, ...rest] = reply as [string, string | null, ...string[]];
+      if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))!, sessionBalance: balance };
+      if (kind === 'claimed' || kind === 'deferred') return { kind, sessionBalance: balance ?? '0' };
       return { kind } as ClaimResult;
     },
 
@@ -421,8 +443,8 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
       const { transactionId } = record;
       const now = clock();
       const final = FINAL_STATES.has(update.state);
-      const applied = await redis.eval(
-        SETTLE,
+      const applied = await settleScript(
+        redis,
         7,
         keys.transaction(transactionId),
         roundKey(record),
@@ -455,8 +477,8 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         ),
       );
       const compFields = flatten(newRecordFields(start.compensation, now));
-      const reply = (await redis.eval(
-        BEGIN_COMPENSATION,
+      const reply = (await beginCompensationScript(
+        redis,
         5,
         keys.transaction(start.debit.transactionId),
         keys.transaction(start.compensation.transactionId),
@@ -477,7 +499,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
     },
 
     async openInRound(record) {
-      return Number(await redis.eval(OPEN_IN_ROUND, 2, keys.transaction(record.transactionId), roundKey(record)));
+      return Number(await openInRoundScript(redis, 2, keys.transaction(record.transactionId), roundKey(record)));
     },
 
     async dueForSweep(now, limit) {

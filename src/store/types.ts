@@ -22,6 +22,9 @@ export interface Session {
   readonly createdAt: number;
 }
 
+/** What a session never changes after its launch. */
+export type SessionProfile = Omit<Session, 'balance' | 'state'>;
+
 export type TransactionKind = TransactionAction;
 
 export type TransactionState = 'pending' | 'succeeded' | 'failed' | 'compensating' | 'compensated' | 'dead';

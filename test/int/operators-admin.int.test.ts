@@ -78,8 +78,8 @@ async function deadCredit(id: string, round: string): Promise<void> {
     walletOperation: 'credit',
     walletBody: encodeRequest('credit', { ...fields, transaction_id: id, reference_transaction_id: `${id}-bet`, round_closed: true }),
   };
-  expect(await transactions.claim({ record: bet, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed' });
-  expect(await transactions.claim({ record: win, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed' });
+  expect(await transactions.claim({ record: bet, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+  expect(await transactions.claim({ record: win, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
   const record = (await transactions.get(id))!;
   const history = [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2];
   const settled = await transactions.settle(record, {

@@ -58,9 +58,37 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
 
 const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
 
+describe('session store', () => {
+  it('serves a profile from memory, reads Redis on a miss and after the entry expired, and keeps the cache bounded', async () => {
+    let clock = now;
+    const reads: string[] = [];
+    const spy = new Proxy(redis, {
+      get(target, prop, receiver) {
+        if (prop === 'hgetall') return (key: string) => (reads.push(key), target.hgetall(key));
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const store = createSessionStore(spy, keysFor(prefix), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
+    const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now)));
+    const [a, b, c] = made.map((m) => m.sessionId) as [string, string, string];
+    // the first one was trimmed (two entries at most): one read; the others come from memory
+    expect((await store.profile(a))?.playerId).toBe('1');
+    expect((await store.profile(c))?.token).toBe('tok-p3');
+    expect(reads).toHaveLength(1);
+    expect(await store.profile(b)).toMatchObject({ playerId: '2', tokenRef: tokenRefOf('tok-p2'), currency: 'EUR', gameId: 'g' });
+    expect(reads).toHaveLength(2);
+    clock += 1001;
+    await store.profile(c);
+    expect(reads).toHaveLength(3);
+    expect(await store.profile('AAAAAAAAAAAAAAAAAAAAAA')).toBeUndefined();
+    expect(await store.profile('not a session id')).toBeUndefined();
+  });
+});
+
 describe('transaction store', () => {
   it('claims once, returns the record to a duplicate and refuses another body', async () => {
-    expect(await claim(tx('debit', 'b1', 'r1'))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('debit', 'b1', 'r1'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     const dup = await claim(tx('debit', 'b1', 'r1'));
     expect(dup.kind).toBe('duplicate');
     expect(dup.kind === 'duplicate' && dup.record).toMatchObject({ transactionId: 'b1', state: 'pending', attempts: 0, playerId: '18446744073709551615' });
@@ -68,27 +96,68 @@ describe('transaction store', () => {
     expect(await txs.dueForSweep(now + 1000, 10)).toContain('b1');
   });
 
+  it("answers a duplicate with the session's balance, or null once the session is gone", async () => {
+    const gone = await sessions.create({ token: 'tok-gone', playerId: '3', siteId: '7', currency: 'EUR', gameId: 'g', balance: '9.50' }, now);
+    const t = tx('debit', 'b-gone', 'r-gone', { sessionId: gone.sessionId, playerId: '3', tokenRef: tokenRefOf('tok-gone') });
+    expect(await claim(t)).toEqual({ kind: 'claimed', sessionBalance: '9.50' });
+    const dup = await claim(t);
+    expect(dup.kind === 'duplicate' && dup.sessionBalance).toBe('9.50');
+    await redis.del(keysFor(prefix).session(gone.sessionId));
+    const late = await claim(t);
+    expect(late.kind).toBe('duplicate');
+    expect(late.kind === 'duplicate' && late.sessionBalance).toBeNull();
+    // a new transaction of a session that is gone is refused, whatever a cache may still hold
+    expect(await claim(tx('debit', 'b-gone-2', 'r-gone-2', { sessionId: gone.sessionId, playerId: '3' }))).toEqual({ kind: 'session_not_found' });
+  });
+
+  it("renews the session's expiry in the claim when asked, never for an ending session", async () => {
+    const s = await sessions.create({ token: 'tok-ttl', playerId: '4', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const key = keysFor(prefix).session(s.sessionId);
+    const t = (id: string, round: string) => tx('debit', id, round, { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl') });
+    await redis.expire(key, 10);
+    await claim(t('b-ttl-0', 'r-ttl-0'));
+    expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
+    expect(await txs.claim({ record: t('b-ttl-1', 'r-ttl-1'), amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
+    expect(await redis.ttl(key)).toBeGreaterThan(4000);
+    // a refused claim leaves the expiry alone
+    await redis.expire(key, 10);
+    expect((await txs.claim({ record: t('b-ttl-2', 'r-ttl-1'), amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('round_has_bet');
+    expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
+    // ending: no expiry until its terminate went out, and a claim does not give it one
+    expect(await sessions.beginEnd(s.sessionId)).toBe('open');
+    const credit = tx('credit', 'w-ttl-1', 'r-ttl-1', { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl'), referenceTransactionId: 'b-ttl-1' });
+    expect((await txs.claim({ record: credit, amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('claimed');
+    expect(await redis.ttl(key)).toBe(-1);
+  });
+
+  it('runs its scripts again after Redis forgot them (SCRIPT FLUSH, a restart)', async () => {
+    await redis.script('FLUSH');
+    expect(await claim(tx('debit', 'b-flush', 'r-flush'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+    expect(await txs.settle((await txs.get('b-flush'))!, { state: 'succeeded', expect: ['pending'], attempts: 1 })).toBe(true);
+    expect((await txs.get('b-flush'))?.state).toBe('succeeded');
+  });
+
   it('allows one bet per round and a win only for the recorded bet', async () => {
-    expect(await claim(tx('debit', 'b2', 'r2'))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('debit', 'b2', 'r2'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await claim(tx('debit', 'b2x', 'r2'))).toEqual({ kind: 'round_has_bet' });
     expect(await claim(tx('credit', 'w2x', 'r2', { referenceTransactionId: 'nope' }))).toEqual({ kind: 'bet_not_found' });
-    expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     // the win closed the round
     expect(await claim(tx('rollback', 'rf2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'round_closed' });
   });
 
   it('gives the round back when the closing call is refused', async () => {
-    expect(await claim(tx('debit', 'b3', 'r3', { roundClosed: true }))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('debit', 'b3', 'r3', { roundClosed: true }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     const bet = (await txs.get('b3'))!;
     expect(await txs.settle(bet, { state: 'failed', expect: ['pending'], attempts: 1, lastWalletCode: 106, history: [106], releaseRound: true })).toBe(true);
-    expect(await claim(tx('debit', 'b3b', 'r3'))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('debit', 'b3b', 'r3'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await txs.settle(bet, { state: 'succeeded', expect: ['pending'] })).toBe(false);
   });
 
   it('checks a refund amount against its bet', async () => {
     await claim(tx('debit', 'b4', 'r4'));
     expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '499')).toEqual({ kind: 'amount_mismatch' });
-    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '500')).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '500')).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await claim(tx('rollback', 'rf4b', 'r4', { referenceTransactionId: 'b4', roundClosed: false }))).toEqual({ kind: 'round_closed' });
   });
 
@@ -127,7 +196,7 @@ describe('transaction store', () => {
     await claim(tx('debit', 'b7', 'r7'));
     expect(await sessions.beginEnd(sessionId)).toBe('open');
     expect(await claim(tx('debit', 'b7b', 'r7b'))).toEqual({ kind: 'session_ended' });
-    expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed' });
+    expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await sessions.pendingCount({ tokenRef: tokenRefOf('tok') })).toBeGreaterThan(0);
   });
 
@@ -135,8 +204,8 @@ describe('transaction store', () => {
     const open = await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
     const t = (kind: 'debit' | 'credit', id: string, extra: Partial<NewTransaction> = {}) => tx(kind, id, 'r8', { sessionId: open.sessionId, ...extra });
     await claim(t('debit', 'b8'));
-    expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed' });
-    expect(await claim(t('credit', 'w8b', { referenceTransactionId: 'b8', roundClosed: true }))).toEqual({ kind: 'deferred' });
+    expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
+    expect(await claim(t('credit', 'w8b', { referenceTransactionId: 'b8', roundClosed: true }))).toEqual({ kind: 'deferred', sessionBalance: '1.00' });
     const first = (await txs.get('w8a'))!;
     const closer = (await txs.get('w8b'))!;
     expect(closer).toMatchObject({ state: 'pending', deferred: true, attempts: 0 });

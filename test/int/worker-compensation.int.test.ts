@@ -107,7 +107,7 @@ describe('debit compensation', () => {
       isCompensation: false,
       createdAt: Date.now(),
     };
-    expect(await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed' });
+    expect(await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: '1000.00' });
     h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
     const lost = await h.wallet.send('debit', debitRecord.walletBody);
     expect(lost.kind).toBe('unknown');
