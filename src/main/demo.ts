@@ -20,7 +20,6 @@ const DEFAULTS: Sizes = {
   walletTimeoutMs: 1500,
   settleTimeoutMs: 120_000,
   keepLogs: false,
-  avoidKnownDefects: false,
   logLevel: 'info',
 };
 

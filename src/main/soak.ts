@@ -22,7 +22,6 @@ const DEFAULTS: Sizes = {
   walletTimeoutMs: 1500,
   settleTimeoutMs: 180_000,
   keepLogs: false,
-  avoidKnownDefects: false,
   logLevel: 'warn',
 };
 

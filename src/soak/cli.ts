@@ -21,10 +21,9 @@ export type Sizes = Pick<
   | 'settleTimeoutMs'
   | 'keepLogs'
   | 'logLevel'
-  | 'avoidKnownDefects'
 >;
 
-const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' | 'avoidKnownDefects'>, string> = {
+const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>, string> = {
   seed: 'seed',
   players: 'players',
   rounds: 'rounds',
@@ -50,7 +49,6 @@ export function usage(command: string, defaults: Sizes): string {
     `  --chaos-rate R   share of wallet money calls chaos hits, 0..1 (default ${defaults.chaosRate})`,
     `  --log-level L    gateway/worker log level (default ${defaults.logLevel})`,
     '  --keep-logs      keep the process logs even after a clean run',
-    '  --avoid-known-defects   leave out the sequences of the open defects in docs/reliability.md',
   ].join('\n');
 }
 
@@ -67,7 +65,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, 'keep-logs': { type: 'boolean' }, 'avoid-known-defects': { type: 'boolean' }, help: { type: 'boolean' } },
+      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
       strict: true,
     });
   } catch (err) {
@@ -88,7 +86,6 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   }
   if (typeof v['log-level'] === 'string') sizes.logLevel = v['log-level'];
   if (v['keep-logs'] === true) sizes.keepLogs = true;
-  if (v['avoid-known-defects'] === true) sizes.avoidKnownDefects = true;
   if (sizes.seed > 0xffffffff) throw new UsageError('--seed: at most 4294967295');
   return sizes;
 }

@@ -35,8 +35,6 @@ export interface RunOptions {
   /** How long the background work may take to settle after the script. */
   readonly settleTimeoutMs: number;
   readonly perPlayer: boolean;
-  /** See ScriptOptions.avoidKnownDefects. */
-  readonly avoidKnownDefects: boolean;
   readonly logLevel: string;
   /** Keep the run directory (process logs) even when the run is clean. */
   readonly keepLogs: boolean;
@@ -171,7 +169,6 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       siteId: '4294967297',
       gameId: 'soak-slots',
       client,
-      avoidKnownDefects: o.avoidKnownDefects,
       onRound: () => progress.tick(),
     });
     const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0;
@@ -226,7 +223,6 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'redis restarts': o.redisRestarts,
         'redis aof': o.aof ? 'always' : 'off',
         'wallet timeout ms': o.walletTimeoutMs,
-        ...(o.avoidKnownDefects ? { 'known defects': 'avoided' } : {}),
       },
       script: engine.counts,
       resends: client.resends,

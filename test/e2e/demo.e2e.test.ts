@@ -3,13 +3,13 @@ import { lastLine, runEntry } from './soak-run';
 /**
  * `npm run demo` end to end: Redis, the simulator in seeded chaos, one gateway and one worker as
  * real processes; the scripted engine plays and the checker reconciles.
- * --avoid-known-defects leaves out the sequences of the open defects (docs/reliability.md), which
- * test/int/soak-findings.regression.int.test.ts pins down; drop the flag once they are fixed.
+ * Relaunches reuse the token and rounds are closed after open wins: the sequences of the defects
+ * in docs/reliability.md, fixed and pinned by test/int/soak-findings.regression.int.test.ts.
  */
 jest.setTimeout(180_000);
 
 it('plays 3 players × 5 rounds in chaos and reconciles with no difference', async () => {
-  const run = await runEntry('demo', ['--players', '3', '--rounds', '5', '--seed', '11', '--avoid-known-defects']);
+  const run = await runEntry('demo', ['--players', '3', '--rounds', '5', '--seed', '11']);
   expect({ code: run.code, tail: run.stdout.split('\n').slice(-12).join('\n'), stderr: run.code === 0 ? '' : run.stderr.slice(-2000) }).toMatchObject({ code: 0 });
   expect(run.stdout).toContain('seed: 11');
   expect(run.stdout).toContain('differences: none');
