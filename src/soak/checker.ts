@@ -43,7 +43,8 @@ export type FindingKind =
   | 'not-final'
   | 'missing-record'
   | 'record-disagrees'
-  | 'unexpected-ledger-entry';
+  | 'unexpected-ledger-entry'
+  | 'accepted-after-end';
 
 /** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
 export const COUNTED: Readonly<Record<'lost' | 'doubled' | 'drift', readonly FindingKind[]>> = {
@@ -172,6 +173,9 @@ export function reconcile(input: CheckInput): Reconciliation {
     if (verdict === 'accepted' && record === null) find('missing-record', tx, `${tx.kind} was accepted but the gateway has no record of it`);
 
     if (tx.kind === 'debit') {
+      if (tx.afterEnd && (verdict === 'accepted' || times > 0)) {
+        find('accepted-after-end', tx, `bet in an ended session was ${verdict === 'accepted' ? 'accepted' : 'refused'} (${describeReplies(tx)}) and applied ${times} times`);
+      }
       if (verdict === 'accepted') {
         tally.betsAccepted += 1;
         tally.implied -= amount;

@@ -30,6 +30,8 @@ export interface EngineTransaction {
   /** win/refund: the bet it settles. */
   readonly betTransactionId: string | null;
   readonly roundClosed: boolean;
+  /** A bet sent after `end` was answered: it must be refused. */
+  readonly afterEnd: boolean;
   /** Every send of this exact body, resends and deliberate duplicates included, in order. */
   readonly replies: Reply[];
 }

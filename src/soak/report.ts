@@ -41,7 +41,7 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(`parameters: ${kv(r.parameters)}`);
   lines.push(
     `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
-      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded}, bets after end ${s.endedSessionBets}`,
+      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} (${s.sessionsEndPending} answered 202), bets after end ${s.endedSessionBets}`,
   );
   lines.push(`wallet faults met: ${kv(r.walletFaults)}`);
   if (r.scheduler) {

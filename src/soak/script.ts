@@ -40,6 +40,8 @@ export interface ScriptCounts {
   relaunches: number;
   launchFailures: number;
   sessionsEnded: number;
+  /** Ends answered 202: the token still had pending work, terminate waits for it. */
+  sessionsEndPending: number;
   /** Bets tried in an ended session (each must be refused). */
   endedSessionBets: number;
 }
@@ -84,6 +86,7 @@ export class ScriptedEngine {
     relaunches: 0,
     launchFailures: 0,
     sessionsEnded: 0,
+    sessionsEndPending: 0,
     endedSessionBets: 0,
   };
   private readonly starts: PlayerStart[] = [];
@@ -143,10 +146,11 @@ export class ScriptedEngine {
 
     const ended = await o.client.send(`/engine/v1/sessions/${state.sessionId}/end`, '{}', [], state.lane);
     if (isAccepted(ended.reply)) this.counts.sessionsEnded += 1;
+    if (ended.reply.kind === 'answer' && ended.reply.status === 202) this.counts.sessionsEndPending += 1;
     if (rng() < 0.5) {
-      // An engine that missed the end: the bet must be refused and never reach the wallet.
+      // An engine that missed the end: the bet must be refused (also while the end waits) and never reach the wallet.
       this.counts.endedSessionBets += 1;
-      await this.bet(player, state, `p${index}-after-end`, `p${index}-after-end-b`, 100n);
+      await this.bet(player, state, `p${index}-after-end`, `p${index}-after-end-b`, 100n, true);
     }
   }
 
@@ -222,10 +226,20 @@ export class ScriptedEngine {
     return pending;
   }
 
-  private entry(kind: EngineKind, player: string, sessionId: string, roundId: string, id: string, amount: string, bet: string | null, closed: boolean): EngineTransaction {
+  private entry(
+    kind: EngineKind,
+    player: string,
+    sessionId: string,
+    roundId: string,
+    id: string,
+    amount: string,
+    bet: string | null,
+    closed: boolean,
+    afterEnd = false,
+  ): EngineTransaction {
     let tx = this.transactions.get(id);
     if (!tx) {
-      tx = { transactionId: id, kind, playerId: player, sessionId, roundId, amount, betTransactionId: bet, roundClosed: closed, replies: [] };
+      tx = { transactionId: id, kind, playerId: player, sessionId, roundId, amount, betTransactionId: bet, roundClosed: closed, afterEnd, replies: [] };
       this.transactions.set(id, tx);
       if (kind === 'debit') this.counts.bets += 1;
       else if (kind === 'credit') this.counts.wins += 1;
@@ -235,9 +249,9 @@ export class ScriptedEngine {
   }
 
   /** One send of a bet (the same body every time for this id); true when it was accepted. */
-  private async bet(player: string, state: { sessionId: string; lane: number }, roundId: string, id: string, stake: bigint): Promise<boolean> {
+  private async bet(player: string, state: { sessionId: string; lane: number }, roundId: string, id: string, stake: bigint, afterEnd = false): Promise<boolean> {
     const amount = fromMinor(stake, this.options.scale);
-    const tx = this.entry('debit', player, state.sessionId, roundId, id, amount, null, false);
+    const tx = this.entry('debit', player, state.sessionId, roundId, id, amount, null, false, afterEnd);
     const body = stringifyJson({ round_id: roundId, transaction_id: id, amount: jsonNumber(amount), round_closed: false });
     const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/bet`, body, tx.replies, state.lane);
     return isAccepted(answered.reply);

@@ -11,7 +11,7 @@ const gone: Reply = { kind: 'no-answer', reason: 'ECONNREFUSED' };
 const inProgress: Reply = { kind: 'answer', status: 409, state: 'failed', code: 'IN_PROGRESS', walletCode: null };
 
 function tx(id: string, kind: EngineTransaction['kind'], amount: string, replies: Reply[], bet: string | null = null): EngineTransaction {
-  return { transactionId: id, kind, playerId: P, sessionId: 's1', roundId: `r-${bet ?? id}`, amount, betTransactionId: bet, roundClosed: kind !== 'debit', replies };
+  return { transactionId: id, kind, playerId: P, sessionId: 's1', roundId: `r-${bet ?? id}`, amount, betTransactionId: bet, roundClosed: kind !== 'debit', afterEnd: false, replies };
 }
 
 function applied(id: string, op: LedgerTransaction['op'], amount: string, extra: Partial<LedgerTransaction> = {}): LedgerTransaction {
@@ -156,6 +156,17 @@ describe('reconcile', () => {
     const r = reconcile({ history: h, ledger, records: records([['b1', done], ['w1', { state: 'failed', compensation: null }]]) });
     expect(r.findings.map((f) => f.kind)).toEqual(['record-disagrees']);
     expect(closingLine(r)).toBe('lost: 0, doubled: 0, drift: 0');
+  });
+
+  it('reports a bet in an ended session that was accepted or reached the wallet', () => {
+    const late = (id: string, replies: Reply[]): EngineTransaction => ({ ...tx(id, 'debit', '1.00', replies), afterEnd: true });
+    const h = history([late('e1', [ok]), late('e2', [refused12]), late('e3', [refused12])]);
+    const ledger: LedgerSnapshot = {
+      players: [{ playerId: P, balance: '998.00' }],
+      transactions: [applied('e1', 'debit', '1.00'), applied('e2', 'debit', '1.00')],
+    };
+    const r = reconcile({ history: h, ledger, records: records([['e1', done], ['e2', null], ['e3', null]]) });
+    expect(r.findings.filter((f) => f.kind === 'accepted-after-end').map((f) => f.transactionId)).toEqual(['e1', 'e2']);
   });
 
   it('reports a refused win the wallet applied anyway, and ledger entries the engine never sent', () => {
