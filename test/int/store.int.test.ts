@@ -130,6 +130,21 @@ describe('transaction store', () => {
     expect(await redis.ttl(key)).toBe(-1);
   });
 
+  it('keeps a record compact (listpack) and its wallet body byte-exact, multi-byte text and long tokens included', async () => {
+    const token = `tök-€-😀-${'x'.repeat(300)}`;
+    const walletBody = encodeRequest('debit', { token, player_id: '18446744073709551615', site_id: '7', provider_id: '1', game_id: 'spiel-ß-😀', currency: 'EUR', amount: '5.00', round_id: 'r-lp', transaction_id: 'b-lp', round_closed: false });
+    expect(await claim(tx('debit', 'b-lp', 'r-lp', { walletBody }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+    expect((await txs.get('b-lp'))?.walletBody).toBe(walletBody);
+    expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
+    await txs.settle((await txs.get('b-lp'))!, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '95.00' });
+    expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
+    const settled = (await txs.get('b-lp'))!;
+    expect(settled.walletBody).toBe(walletBody);
+    expect(Buffer.from(settled.walletBody, 'utf8').equals(Buffer.from(walletBody, 'utf8'))).toBe(true);
+    const dup = await claim(tx('debit', 'b-lp', 'r-lp', { walletBody }));
+    expect(dup.kind === 'duplicate' && dup.record.walletBody).toBe(walletBody);
+  });
+
   it('runs its scripts again after Redis forgot them (SCRIPT FLUSH, a restart)', async () => {
     await redis.script('FLUSH');
     expect(await claim(tx('debit', 'b-flush', 'r-flush'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
