@@ -29,6 +29,8 @@ export interface CheckInput {
   readonly ledger: LedgerSnapshot;
   /** Per engine transaction id: its record, or null when the gateway has none (404). */
   readonly records: ReadonlyMap<string, RecordView | null>;
+  /** Tokens the wallet terminated (a terminate call that succeeded). */
+  readonly terminatedTokens: ReadonlySet<string>;
 }
 
 export type FindingKind =
@@ -44,7 +46,8 @@ export type FindingKind =
   | 'missing-record'
   | 'record-disagrees'
   | 'unexpected-ledger-entry'
-  | 'accepted-after-end';
+  | 'accepted-after-end'
+  | 'not-terminated';
 
 /** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
 export const COUNTED: Readonly<Record<'lost' | 'doubled' | 'drift', readonly FindingKind[]>> = {
@@ -213,6 +216,12 @@ export function reconcile(input: CheckInput): Reconciliation {
     if (t.timesApplied > 1) find('doubled', null, `${t.op} ${t.transactionId} was applied ${t.timesApplied} times`, t.playerId);
   }
   findings.push(...unexpectedEntries(history, ledger));
+  for (const end of history.ends) {
+    // An accepted end (202 included: terminate waits for the token's pending work) must deactivate the token.
+    if (isAccepted(end.reply) && !input.terminatedTokens.has(end.token)) {
+      findings.push({ kind: 'not-terminated', playerId: end.playerId, transactionId: null, detail: 'end was accepted but the wallet token was never terminated' });
+    }
+  }
 
   const playerLines: PlayerReconciliation[] = [];
   for (const p of history.players) {

@@ -45,9 +45,18 @@ export interface PlayerStart {
   readonly startBalance: string;
 }
 
+/** The `end` of a player's last session: once accepted (200, or 202 while work is pending), its token must be terminated. */
+export interface SessionEnd {
+  readonly playerId: string;
+  /** The wallet token the session was launched with. */
+  readonly token: string;
+  readonly reply: Reply;
+}
+
 export interface EngineHistory {
   readonly players: readonly PlayerStart[];
   readonly transactions: readonly EngineTransaction[];
+  readonly ends: readonly SessionEnd[];
 }
 
 /** Gateway codes that speak about the wallet: a 5xx carrying one is the gateway's answer, not a crash. */

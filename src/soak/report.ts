@@ -12,6 +12,8 @@ export interface ReportInput {
   readonly parameters: Readonly<Record<string, string | number | boolean>>;
   readonly script: ScriptCounts;
   readonly resends: number;
+  /** Accepted ends whose token the wallet terminated. */
+  readonly terminated: number;
   /** Wallet calls per fault the simulator injected (chaos and armed), from its call log. */
   readonly walletFaults: Readonly<Record<string, number>>;
   readonly scheduler: SchedulerCounts | undefined;
@@ -41,7 +43,7 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(`parameters: ${kv(r.parameters)}`);
   lines.push(
     `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
-      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} (${s.sessionsEndPending} answered 202), bets after end ${s.endedSessionBets}`,
+      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} (${s.sessionsEndPending} answered 202; tokens terminated ${r.terminated}), bets after end ${s.endedSessionBets}`,
   );
   lines.push(`wallet faults met: ${kv(r.walletFaults)}`);
   if (r.scheduler) {

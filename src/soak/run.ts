@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../sim';
+import { Code } from '../wallet/codes';
 import { reconcile, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, type Killable } from './faults';
+import { isAccepted } from './history';
 import { freePort, nodeProcess, RedisServer, waitFor, type ManagedProcess } from './processes';
 import { ProgressBar } from './progress';
 import { renderReport } from './report';
@@ -197,11 +199,15 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     const history = engine.history();
     const settleStart = Date.now();
     const records = await settle(client, history.transactions.map((t) => t.transactionId), o.settleTimeoutMs, o.err);
+    // An end answered 202 terminates the token once its pending work settled: wait for those too.
+    const ended = history.ends.filter((e) => isAccepted(e.reply)).map((e) => e.token);
+    const terminatedTokens = await terminations(sim, ended, settleStart + o.settleTimeoutMs);
     const settledInMs = Date.now() - settleStart;
     const reconciliation = reconcile({
       history,
       ledger: { players: sim.ledger.players(), transactions: sim.ledger.transactions() },
       records,
+      terminatedTokens,
     });
 
     const walletFaults: Record<string, number> = {};
@@ -226,6 +232,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       },
       script: engine.counts,
       resends: client.resends,
+      terminated: ended.filter((t) => terminatedTokens.has(t)).length,
       walletFaults,
       scheduler: scheduler?.counts,
       reconciliation,
@@ -269,4 +276,17 @@ async function settle(client: EngineClient, ids: readonly string[], timeoutMs: n
     await new Promise((r) => setTimeout(r, 500));
   }
   return records;
+}
+
+/** Tokens the wallet terminated, polled until every one of `expected` is among them or the deadline passes. */
+async function terminations(sim: RunningSimulator, expected: readonly string[], deadline: number): Promise<Set<string>> {
+  for (;;) {
+    const terminated = new Set<string>();
+    for (const call of sim.calls()) {
+      const token = call.body?.token;
+      if (call.operation === 'terminate' && call.code === Code.Success && typeof token === 'string') terminated.add(token);
+    }
+    if (expected.every((t) => terminated.has(t)) || Date.now() > deadline) return terminated;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

@@ -2,7 +2,7 @@ import { fromMinor } from '../lib/money';
 import { jsonNumber, stringifyJson } from '../lib/json';
 import { mulberry32 } from '../sim/faults';
 import type { EngineClient } from './engine-client';
-import { isAccepted, type EngineHistory, type EngineKind, type EngineTransaction, type PlayerStart } from './history';
+import { isAccepted, type EngineHistory, type EngineKind, type EngineTransaction, type PlayerStart, type SessionEnd } from './history';
 
 /**
  * The seeded scripted game engine. Each player launches (GET /launch, JSON), plays its rounds one
@@ -91,11 +91,12 @@ export class ScriptedEngine {
   };
   private readonly starts: PlayerStart[] = [];
   private readonly transactions = new Map<string, EngineTransaction>();
+  private readonly ends: SessionEnd[] = [];
 
   constructor(private readonly options: ScriptOptions) {}
 
   history(): EngineHistory {
-    return { players: [...this.starts], transactions: [...this.transactions.values()] };
+    return { players: [...this.starts], transactions: [...this.transactions.values()], ends: [...this.ends] };
   }
 
   async run(): Promise<void> {
@@ -145,6 +146,7 @@ export class ScriptedEngine {
     }
 
     const ended = await o.client.send(`/engine/v1/sessions/${state.sessionId}/end`, '{}', [], state.lane);
+    this.ends.push({ playerId: player, token, reply: ended.reply });
     if (isAccepted(ended.reply)) this.counts.sessionsEnded += 1;
     if (ended.reply.kind === 'answer' && ended.reply.status === 202) this.counts.sessionsEndPending += 1;
     if (rng() < 0.5) {
