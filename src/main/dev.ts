@@ -1,26 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConfigError, loadGatewayConfig, loadSimConfig, loadWorkerConfig, type GatewayConfig } from '../config/env';
-import { createDuties } from '../duties/queues';
-import { createEngine } from '../engine';
 import { BULL_BOARD_PATH } from '../http/admin';
-import { createApp } from '../http/app';
-import { DEMO_GAME_PATH, demoGameRouter } from '../http/demo-game';
-import { operatorRouters } from '../http/operators';
+import { DEMO_GAME_PATH } from '../http/demo-game';
 import { createLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 import { startSimulator, type RunningSimulator } from '../sim';
-import { keysFor } from '../store/keys';
-import { closeRedis, createRedis } from '../store/redis';
-import { createSessionStore } from '../store/sessions';
-import { createTransactionStore } from '../store/transactions';
-import { createWalletClient } from '../wallet/client';
-import { hmacSigner } from '../wallet/signer';
 import { startWorker } from '../../workers/worker';
 import { RedisUnavailableError, ensureDevRedis, type DevRedis } from './dev-redis';
-import { walletCallObserver } from './wallet-events';
+import { startGateway } from './gateway';
 
 /**
  * `npm run dev`: the gateway, one worker and the wallet simulator in this one process, for a first
@@ -131,44 +119,14 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     // One registry for gateway and worker: this process's /metrics shows both sides.
     const metrics = createMetrics();
 
-    // The gateway, wired as src/main/gateway.ts startGateway wires it, plus the demo game router.
-    const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
-    const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
-    toClose.push(() => Promise.all([closeRedis(redis), closeRedis(bullRedis)]).then(() => undefined));
-    const keys = keysFor(config.QUEUE_PREFIX);
-    const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
-    const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
-    const wallet = createWalletClient({
-      settings: config,
-      signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-      onCall: walletCallObserver(logger.child({ component: 'wallet' }), metrics),
-    });
-    toClose.push(() => wallet.close());
-    const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
-    toClose.push(() => duties.close());
-    const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
-    const demo = config.DEMO_GAME
-      ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
-      : [];
-    const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues }), ...demo];
-    const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters });
-
     const worker = await startWorker({ config: workerConfig, logger: logger.child({ component: 'worker' }), metrics });
     toClose.push(() => worker.close());
 
     // Loopback only: the dev credentials must not open /admin to the network.
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.PORT, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(s)));
-    });
-    toClose.push(async () => {
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-      await drained;
-      clearTimeout(cut);
-    });
+    const running = await startGateway(config, logger, { host: '127.0.0.1', metrics, random: options.random, drainTimeoutMs: DRAIN_TIMEOUT_MS });
+    toClose.push(() => running.shutdown());
 
-    const gateway = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const gateway = running.url;
     const launch = `${gateway}/launch?${new URLSearchParams({ token: `dev-${randomUUID()}`, ...DEMO_PLAYER }).toString()}`;
     const urls: DevUrls = {
       gateway,

@@ -6,6 +6,7 @@ import { ConfigError, loadGatewayConfig, type GatewayConfig } from '../config/en
 import { createDuties } from '../duties/queues';
 import { createEngine } from '../engine';
 import { createApp } from '../http/app';
+import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
@@ -29,18 +30,29 @@ export interface RunningGateway {
   shutdown(): Promise<void>;
 }
 
+export interface GatewayOptions {
+  /** Listen address; default 0.0.0.0. */
+  readonly host?: string;
+  /** The Prometheus series to record into; default a registry of its own. */
+  readonly metrics?: Metrics;
+  /** The demo game's dice (DEMO_GAME), uniform in [0, 1); default Math.random. */
+  readonly random?: () => number;
+  /** In-flight requests get this long at shutdown before their connections are cut. */
+  readonly drainTimeoutMs?: number;
+}
+
 /** In-flight requests get this long after SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
 /** After shutdown finished, the process leaves at the latest this long later. */
 const EXIT_GRACE_MS = 3_000;
 
-export async function startGateway(config: GatewayConfig, logger: Logger, host?: string): Promise<RunningGateway> {
+export async function startGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
   const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
   const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
   const keys = keysFor(config.QUEUE_PREFIX);
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
   const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
-  const metrics = createMetrics();
+  const metrics = options.metrics ?? createMetrics();
   const wallet = createWalletClient({
     settings: config,
     signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
@@ -48,11 +60,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger, host?:
   });
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
   const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
-  const extraRouters = operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues });
+  const demoGame = config.DEMO_GAME
+    ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
+    : [];
+  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues }), ...demoGame];
   const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters });
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.PORT, host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = app.listen(config.PORT, options.host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   const { port } = server.address() as AddressInfo;
 
@@ -61,7 +76,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger, host?:
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections with no request in flight would hold close() open.
     server.closeIdleConnections();
-    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+    const cut = setTimeout(() => server.closeAllConnections(), options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
     await drained;
     clearTimeout(cut);
     await duties.close();

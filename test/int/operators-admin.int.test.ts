@@ -103,8 +103,8 @@ beforeAll(async () => {
     },
   });
   const logger = createLogger({ level: 'info', name: 'operators-admin-test', destination });
-  gateway = await startGateway(configFor(true), logger, '127.0.0.1');
-  closedGateway = await startGateway(configFor(false), logger, '127.0.0.1');
+  gateway = await startGateway(configFor(true), logger, { host: '127.0.0.1' });
+  closedGateway = await startGateway(configFor(false), logger, { host: '127.0.0.1' });
   redis = createRedis(redisUrl());
   const keys = keysFor(prefix);
   transactions = createTransactionStore(redis, keys, 3600);

@@ -44,7 +44,7 @@ beforeEach(async () => {
     SWEEP_INTERVAL_MS: '60000',
     LOG_LEVEL: 'silent',
   };
-  gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'silent', name: 'regression-gateway' }), '127.0.0.1');
+  gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'silent', name: 'regression-gateway' }), { host: '127.0.0.1' });
   client = new EngineClient({ gateways: [gateway.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 10_000 });
 });
 
