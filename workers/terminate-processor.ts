@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { TerminateJobData } from '../src/duties/queues';
 import type { Logger } from '../src/observability/logger';
-import type { SessionStore } from '../src/store/sessions';
+import { walletSessionFields, type SessionStore } from '../src/store/sessions';
 import { retryClass } from '../src/wallet/codes';
 import type { WalletClient } from '../src/wallet/protocol';
 import { RetryLater } from './backoff';
@@ -35,14 +35,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
       throw new DelayedError();
     }
 
-    const outcome = await wallet.call('terminate', {
-      token: session.token,
-      player_id: session.playerId,
-      site_id: session.siteId,
-      provider_id: providerId,
-      game_id: session.gameId,
-      currency: session.currency,
-    });
+    const outcome = await wallet.call('terminate', walletSessionFields(session, providerId));
     if (outcome.kind === 'ok') {
       await sessions.markEnded(sessionId, outcome.response.balance);
       logger.info({ sessionId }, 'session terminated at the wallet');

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { compensationFor } from '../duties/compensation';
 import { afterAttempt } from '../duties/settlement';
 import { toMinor } from '../lib/money';
+import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult, NewTransaction } from '../store/transactions';
-import type { SessionProfile, TransactionKind, TransactionRecord } from '../store/types';
-import { encodeRequest, type CreditFields, type DebitFields, type SessionFields } from '../wallet/protocol';
+import type { TransactionKind, TransactionRecord } from '../store/types';
+import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
 import { errors, failed, type Answer, type EngineConfig, type EngineDeps } from './types';
@@ -22,16 +23,6 @@ export function currencyDigits(config: EngineConfig, currency: string): number {
   return config.CURRENCY_DIGITS[currency] ?? config.DEFAULT_CURRENCY_DIGITS;
 }
 
-export function sessionFields(session: SessionProfile, providerId: string): SessionFields {
-  return {
-    token: session.token,
-    player_id: session.playerId,
-    site_id: session.siteId,
-    provider_id: providerId,
-    game_id: session.gameId,
-    currency: session.currency,
-  };
-}
 
 interface Parsed {
   kind: TransactionKind;
@@ -95,7 +86,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const multi = multiBet.has(session.gameId);
     const walletRoundId = multi ? (p.kind === 'debit' ? p.transactionId : (p.betTransactionId as string)) : p.roundId;
 
-    const base = { ...sessionFields(session, config.PROVIDER_ID), amount: p.amount, round_id: walletRoundId, transaction_id: p.transactionId, round_closed: p.roundClosed };
+    const base = { ...walletSessionFields(session, config.PROVIDER_ID), amount: p.amount, round_id: walletRoundId, transaction_id: p.transactionId, round_closed: p.roundClosed };
     const walletBody =
       p.kind === 'debit'
         ? encodeRequest('debit', base satisfies DebitFields)

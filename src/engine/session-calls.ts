@@ -1,6 +1,6 @@
 import { errorFor } from '../duties/settlement';
 import { emptyBody, fieldIssues } from './schemas';
-import { sessionFields } from './money';
+import { walletSessionFields } from '../store/sessions';
 import { errors, failed, type Answer, type EngineDeps } from './types';
 
 /** balance and end: calls about the session, no transaction record. */
@@ -20,7 +20,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       if (session === undefined) return failed(errors.sessionNotFound());
       // The wallet token is deactivated once terminate went out.
       if (session.state === 'ended') return failed(errors.sessionEnded());
-      const outcome = await wallet.call('balance', sessionFields(session, config.PROVIDER_ID));
+      const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID));
       if (outcome.kind !== 'ok') return failed(errorFor(outcome));
       await sessions.touch(sessionId, outcome.response.balance);
       return { state: 'succeeded', transactionId: null, balance: outcome.response.balance, currency: session.currency };
@@ -48,7 +48,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
         await duties.enqueueTerminate(sessionId);
         return queued;
       }
-      const outcome = await wallet.call('terminate', sessionFields(session, config.PROVIDER_ID));
+      const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID));
       if (outcome.kind === 'ok') {
         await sessions.markEnded(sessionId, outcome.response.balance);
         return { ...done, balance: outcome.response.balance };

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import Redis from 'ioredis';
+import { freePort } from '../lib/free-port';
+import { redisAnswers } from '../store/redis';
 
 /**
  * Redis for `npm run dev`: the one at REDIS_URL when it answers, else a redis-server of its own on
@@ -24,30 +24,6 @@ export class RedisUnavailableError extends Error {
 
 const START_DEADLINE_MS = 10_000;
 const STOP_DEADLINE_MS = 10_000;
-
-export async function redisAnswers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function howToGetRedis(url: string, why: string): string {
   return [

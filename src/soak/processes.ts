@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
+import { redisAnswers } from '../store/redis';
 
 /**
  * Child processes of the demo and the soak: Redis, gateways and workers. Each child leads its own
@@ -12,17 +11,6 @@ import Redis from 'ioredis';
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
 
 const POLL_MS = 50;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** Polls `check` until it holds, failing with `what` past the deadline or when `alive` turns false. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
@@ -114,19 +102,6 @@ export class ManagedProcess {
     } catch {
       // ESRCH: the group is gone already.
     }
-  }
-}
-
-export async function redisAnswers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
   }
 }
 

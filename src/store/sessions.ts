@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
+import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
 import { luaScript } from './redis';
 import type { Session, SessionProfile } from './types';
@@ -175,5 +176,17 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     async pendingCount(session) {
       return redis.scard(keys.tokenPending(session.tokenRef));
     },
+  };
+}
+
+/** The fields every wallet call of a session carries (the spec's common request fields). */
+export function walletSessionFields(session: SessionProfile, providerId: string): SessionFields {
+  return {
+    token: session.token,
+    player_id: session.playerId,
+    site_id: session.siteId,
+    provider_id: providerId,
+    game_id: session.gameId,
+    currency: session.currency,
   };
 }

@@ -4,7 +4,7 @@ import { startService, waitUntil, type Service } from '../../bench/processes';
 import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders } from '../../bench/requests';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
-import { freePort } from '../support/redis-server';
+import { freePort } from '../../src/lib/free-port';
 
 /**
  * The bench's plumbing, once and small: the reference server as a child process against the

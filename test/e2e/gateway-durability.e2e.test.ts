@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Code } from '../../src/wallet/codes';
 import { spawnEntry, startWorkerProcess, type Child } from '../support/processes';
-import { freePort } from '../support/redis-server';
+import { freePort } from '../../src/lib/free-port';
 import { callsFor, createHarness, type Harness } from '../support/worker-harness';
 
 /**
