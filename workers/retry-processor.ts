@@ -117,10 +117,12 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';
     const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
+    // The subject is pending (self) or a compensating debit: both keep their wallet body.
+    const fields = subject === undefined ? undefined : statusFieldsFor(subject);
     const status: WalletOutcome =
-      subject === undefined
-        ? { kind: 'unknown', reason: 'schema', detail: 'the debit record is gone', latencyMs: 0 }
-        : await wallet.call('status', statusFieldsFor(subject));
+      fields === undefined
+        ? { kind: 'unknown', reason: 'schema', detail: 'the debit record or its wallet body is gone', latencyMs: 0 }
+        : await wallet.call('status', fields);
     log.info({ target: next.target, subject: subject?.transactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'wallet status asked');
     return finish(record, afterTriage(next, status), log);
   }

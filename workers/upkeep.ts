@@ -108,7 +108,10 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
       const record = await store.get(id);
       if (record?.state !== 'dead' || record.kind === 'debit') continue;
       if (now() - record.updatedAt > deps.deadCheckWindowMs) continue;
-      const status = await wallet.call('status', statusFieldsFor(record));
+      // A dead record keeps its wallet body; without one there is nothing to ask with.
+      const fields = statusFieldsFor(record);
+      if (fields === undefined) continue;
+      const status = await wallet.call('status', fields);
       const update = deadCheckUpdate(record, status);
       if (update !== undefined && (await store.settle(record, update))) {
         settled += 1;

@@ -1,26 +1,41 @@
 import { parseJson } from '../lib/json';
 import type { SettleUpdate } from '../store/transactions';
-import type { TransactionRecord } from '../store/types';
-import { debitFieldsSchema, type StatusFields, type WalletOutcome } from '../wallet/protocol';
+import type { TransactionKind, TransactionRecord } from '../store/types';
+import { debitFieldsSchema, type SessionFields, type StatusFields, type WalletOutcome } from '../wallet/protocol';
 
 /**
- * Wallet `status` is a query, never a retry: it leaves the retry budget alone. Its body is built
- * from the record's stored wallet body, so it names the very transaction (id, amount, round) sent.
+ * Wallet `status` is a query, never a retry: it leaves the retry budget alone. Its fields come from
+ * the record's stored wallet body while there is one, so it names the very transaction (id, amount,
+ * round) sent. A succeeded, failed or compensated record no longer has its body: then the record's
+ * own id, amount and wallet round go with `session` (the token, player, site, game, currency of its
+ * session and the provider id). undefined: no body and no session, nothing to ask with.
  */
-export function statusFieldsFor(record: Pick<TransactionRecord, 'kind' | 'walletBody'>): StatusFields {
-  // credit/rollback bodies carry more fields than a debit's; the debit schema is the shared part.
-  const sent = debitFieldsSchema.loose().parse(parseJson(record.walletBody));
+export function statusFieldsFor(
+  record: Pick<TransactionRecord, 'kind' | 'transactionId' | 'amount' | 'walletRoundId' | 'walletBody'>,
+  session?: SessionFields,
+): StatusFields | undefined {
+  if (record.walletBody !== '') {
+    // credit/rollback bodies carry more fields than a debit's; the debit schema is the shared part.
+    const sent = debitFieldsSchema.loose().parse(parseJson(record.walletBody));
+    return statusFields(sent, sent.amount, sent.round_id, sent.transaction_id, record.kind);
+  }
+  if (session === undefined) return undefined;
+  return statusFields(session, record.amount, record.walletRoundId, record.transactionId, record.kind);
+}
+
+// Picked field by field: nothing else a caller's object carries reaches the wallet.
+function statusFields(s: SessionFields, amount: string, roundId: string, transactionId: string, action: TransactionKind): StatusFields {
   return {
-    token: sent.token,
-    player_id: sent.player_id,
-    site_id: sent.site_id,
-    provider_id: sent.provider_id,
-    game_id: sent.game_id,
-    currency: sent.currency,
-    amount: sent.amount,
-    round_id: sent.round_id,
-    transaction_id: sent.transaction_id,
-    action: record.kind,
+    token: s.token,
+    player_id: s.player_id,
+    site_id: s.site_id,
+    provider_id: s.provider_id,
+    game_id: s.game_id,
+    currency: s.currency,
+    amount,
+    round_id: roundId,
+    transaction_id: transactionId,
+    action,
   };
 }
 

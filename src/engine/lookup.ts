@@ -1,5 +1,6 @@
-import { parseJson } from '../lib/json';
-import { REQUEST_SCHEMAS, type StatusFields } from '../wallet/protocol';
+import { statusFieldsFor } from '../duties/status-check';
+import { walletSessionFields } from '../store/sessions';
+import type { WalletOutcome } from '../wallet/protocol';
 import { viewOf } from './records';
 import { emptyBody, fieldIssues, transactionIdParam } from './schemas';
 import { errors, type EngineDeps, type LookupResult, type VerifyResult, type WalletStatusView } from './types';
@@ -11,7 +12,7 @@ export interface Lookups {
 }
 
 export function createLookups(deps: EngineDeps): Lookups {
-  const { wallet, transactions } = deps;
+  const { wallet, sessions, transactions, config } = deps;
 
   async function find(transactionId: string) {
     const id = transactionIdParam.safeParse(transactionId);
@@ -28,8 +29,10 @@ export function createLookups(deps: EngineDeps): Lookups {
     },
 
     /**
-     * Asks the wallet about the record's own action with the fields it was sent with (the stored
-     * wallet body). Read-only: the record is not changed by what the wallet says.
+     * Asks the wallet about the record's own action with the fields it was sent with: the stored
+     * wallet body, or, once a final record dropped it, the record's id, amount and wallet round with
+     * its session's fields and the provider id. Read-only: the record is not changed by what the
+     * wallet says.
      */
     async verify(transactionId, body) {
       const parsed = emptyBody.safeParse(body);
@@ -37,27 +40,33 @@ export function createLookups(deps: EngineDeps): Lookups {
       const found = await find(transactionId);
       if (found.kind === 'failed') return found;
       const { record } = found;
-      const sent = REQUEST_SCHEMAS[record.kind].parse(parseJson(record.walletBody));
-      const fields: StatusFields = {
-        token: sent.token,
-        player_id: sent.player_id,
-        site_id: sent.site_id,
-        provider_id: sent.provider_id,
-        game_id: sent.game_id,
-        currency: sent.currency,
-        amount: sent.amount,
-        round_id: sent.round_id,
-        transaction_id: sent.transaction_id,
-        action: record.kind,
-      };
-      const outcome = await wallet.call('status', fields);
-      const said: WalletStatusView =
-        outcome.kind === 'ok'
-          ? { outcome: 'ok', walletCode: outcome.response.code, message: outcome.response.message, balance: outcome.response.balance }
-          : outcome.kind === 'rejected'
-            ? { outcome: 'rejected', walletCode: outcome.code, message: outcome.message, balance: null }
-            : { outcome: 'unknown', walletCode: null, message: `no clear answer (${outcome.reason})`, balance: null };
+      // The session is read only when the body is gone (the token lives in one or the other).
+      const session = record.walletBody === '' ? await sessions.profile(record.sessionId) : undefined;
+      const fields = statusFieldsFor(record, session && walletSessionFields(session, config.PROVIDER_ID));
+      const said: WalletStatusView = fields === undefined ? NOT_ASKED : statusView(await wallet.call('status', fields));
       return { kind: 'verified', view: await viewOf(record, transactions), wallet: said };
     },
   };
+}
+
+/**
+ * A settled record no longer holds its wallet request, and its session (the token) expired: there
+ * is nothing to ask the wallet with. No call is made; the outcome is as unknown as a lost answer.
+ */
+const NOT_ASKED: WalletStatusView = {
+  outcome: 'unknown',
+  walletCode: null,
+  message: 'not asked: the session expired and the settled record no longer holds its wallet request',
+  balance: null,
+};
+
+function statusView(outcome: WalletOutcome): WalletStatusView {
+  switch (outcome.kind) {
+    case 'ok':
+      return { outcome: 'ok', walletCode: outcome.response.code, message: outcome.response.message, balance: outcome.response.balance };
+    case 'rejected':
+      return { outcome: 'rejected', walletCode: outcome.code, message: outcome.message, balance: null };
+    case 'unknown':
+      return { outcome: 'unknown', walletCode: null, message: `no clear answer (${outcome.reason})`, balance: null };
+  }
 }
