@@ -181,6 +181,7 @@ function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
+/** '' once the record settled for good (succeeded, failed, compensated): SETTLE drops the body then. */
 function joinBody(h: Record<string, string>): string {
   let body = h[RECORD_FIELDS.walletBody] ?? '';
   for (let piece = 1; h[`${RECORD_FIELDS.walletBody}${piece}`] !== undefined; piece += 1) body += h[`${RECORD_FIELDS.walletBody}${piece}`];
@@ -334,10 +335,18 @@ return {'claimed', balance}
 `;
 
 // A final record expires after the retention, but a dead one stays until an operator acted.
+// Whatever gets the retention expiry can never be sent again, so its wallet body (`body`,
+// `body1`, …; ~a third of the record) goes in the same step; a dead record keeps it for a
+// redrive and the dead-check, a pending or compensating one for its retries and compensation.
 // KEYS: tx, round, pending index, token-pending, dead index, session, referenced debit
 // ARGV: tx id, state, final, release round, retention seconds, next check at, session balance,
 //       now, debit state, expected states (comma separated), then field/value pairs
 const SETTLE = `
+local function dropBody(key)
+  if redis.call('HDEL', key, 'body') == 0 then return end
+  local piece = 1
+  while redis.call('HDEL', key, 'body' .. piece) == 1 do piece = piece + 1 end
+end
 local current = redis.call('HGET', KEYS[1], 'state')
 if not current then return 0 end
 if not string.find(',' .. ARGV[10] .. ',', ',' .. current .. ',', 1, true) then return 0 end
@@ -360,6 +369,7 @@ if ARGV[3] == '1' then
   else
     redis.call('EXPIRE', KEYS[1], ARGV[5])
     redis.call('ZREM', KEYS[5], id)
+    dropBody(KEYS[1])
   end
 else
   redis.call('PERSIST', KEYS[1])
@@ -386,6 +396,7 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[7], 'compensation_id') == id then
     redis.call('PERSIST', KEYS[7])
   else
     redis.call('EXPIRE', KEYS[7], ARGV[5])
+    dropBody(KEYS[7])
   end
 end
 return 1

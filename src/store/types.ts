@@ -60,8 +60,12 @@ export interface TransactionRecord {
   readonly referenceTransactionId: string | null;
   /** Hash of the engine's request, for idempotency (same id + same body → stored answer). */
   readonly bodyHash: string;
-  /** The exact wallet request body; every retry sends these bytes again. */
   readonly walletOperation: Operation;
+  /**
+   * The exact wallet request body; every retry sends these bytes again. Kept while the record may
+   * still be sent or asked about (pending, compensating, dead); '' once it is succeeded, failed or
+   * compensated (dropped to keep retained records small).
+   */
   readonly walletBody: string;
   /** Wallet tries so far, the first included. */
   readonly attempts: number;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
@@ -57,6 +58,11 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
 }
 
 const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
+
+/** The record's wallet body pieces (`body`, `body1`, …) as stored. */
+async function bodyFieldsOf(id: string): Promise<string[]> {
+  return Object.keys(await redis.hgetall(keysFor(prefix).transaction(id))).filter((f) => /^body\d*$/.test(f)).sort();
+}
 
 describe('session store', () => {
   it('serves a profile from memory, reads Redis on a miss and after the entry expired, and keeps the cache bounded', async () => {
@@ -136,13 +142,108 @@ describe('transaction store', () => {
     expect(await claim(tx('debit', 'b-lp', 'r-lp', { walletBody }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect((await txs.get('b-lp'))?.walletBody).toBe(walletBody);
     expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
-    await txs.settle((await txs.get('b-lp'))!, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '95.00' });
+    // dead keeps the body (an operator's redrive sends it again), still compact
+    await txs.settle((await txs.get('b-lp'))!, { state: 'dead', expect: ['pending'], attempts: 11, note: 'retries exhausted' });
     expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
-    const settled = (await txs.get('b-lp'))!;
-    expect(settled.walletBody).toBe(walletBody);
-    expect(Buffer.from(settled.walletBody, 'utf8').equals(Buffer.from(walletBody, 'utf8'))).toBe(true);
+    const dead = (await txs.get('b-lp'))!;
+    expect(dead.walletBody).toBe(walletBody);
+    expect(Buffer.from(dead.walletBody, 'utf8').equals(Buffer.from(walletBody, 'utf8'))).toBe(true);
     const dup = await claim(tx('debit', 'b-lp', 'r-lp', { walletBody }));
     expect(dup.kind === 'duplicate' && dup.record.walletBody).toBe(walletBody);
+    // redriven (dead → pending, as duties/redrive does): the retry resends the very same bytes
+    expect(await txs.settle(dead, { state: 'pending', expect: ['dead'], history: [], error: null, note: null, nextCheckAt: now })).toBe(true);
+    const redriven = (await txs.get('b-lp'))!;
+    expect(redriven.state).toBe('pending');
+    expect(Buffer.from(redriven.walletBody, 'utf8').equals(Buffer.from(walletBody, 'utf8'))).toBe(true);
+    await txs.settle(redriven, { state: 'succeeded', expect: ['pending'], attempts: 12, lastWalletCode: 1, history: [1], balance: '95.00' });
+    expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
+    expect(await bodyFieldsOf('b-lp')).toEqual([]);
+  });
+
+  it('drops the wallet body of a succeeded, failed or compensated record in the settle; pending, compensating and dead keep it', async () => {
+    const s = await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now);
+    const t = (kind: 'debit' | 'credit' | 'rollback', id: string, round: string, extra: Partial<NewTransaction> = {}) =>
+      tx(kind, id, round, { sessionId: s.sessionId, playerId: '11', tokenRef: tokenRefOf('tok-drop'), ...extra });
+    await claim(t('debit', 'd-ok', 'rd-0'));
+    await claim(t('debit', 'd-no', 'rd-1'));
+    const pieces = await bodyFieldsOf('d-ok');
+    expect(pieces.length).toBeGreaterThan(1);
+
+    // a retry step keeps it; the final step drops it and nothing else
+    const ok = (await txs.get('d-ok'))!;
+    await txs.settle(ok, { state: 'pending', expect: ['pending'], attempts: 1, history: ['unknown'] });
+    expect(await bodyFieldsOf('d-ok')).toEqual(pieces);
+    await txs.settle(ok, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '95.00' });
+    expect(await bodyFieldsOf('d-ok')).toEqual([]);
+    expect(await txs.get('d-ok')).toMatchObject({ state: 'succeeded', walletBody: '', amount: '5.00', walletRoundId: 'rd-0', balance: '95.00', walletOperation: 'debit' });
+    expect(await redis.ttl(keysFor(prefix).transaction('d-ok'))).toBeGreaterThan(0);
+    const dup = await claim(t('debit', 'd-ok', 'rd-0'));
+    expect(dup.kind === 'duplicate' && dup.record).toMatchObject({ state: 'succeeded', walletBody: '' });
+
+    await txs.settle((await txs.get('d-no'))!, { state: 'failed', expect: ['pending'], attempts: 1, lastWalletCode: 106, history: [106], releaseRound: true });
+    expect(await bodyFieldsOf('d-no')).toEqual([]);
+
+    // compensation: the debit keeps its body while compensating, both drop it once compensated
+    const error = { code: 'WALLET_UNAVAILABLE', walletCode: null, message: 'timeout', httpStatus: 503 };
+    const compensate = async (debitId: string, round: string) => {
+      await claim(t('debit', debitId, round));
+      const debit = (await txs.get(debitId))!;
+      const compensation = compensationFor(debit, now);
+      await txs.beginCompensation({ debit, error, attempts: 1, lastWalletCode: null, history: ['unknown'], compensation, leaseUntil: now });
+      expect(await txs.get(debitId)).toMatchObject({ state: 'compensating', walletBody: debit.walletBody });
+      return { debit, comp: (await txs.get(compensation.transactionId))! };
+    };
+    const done = await compensate('d-comp', 'rd-comp');
+    expect((await bodyFieldsOf(done.comp.transactionId)).length).toBeGreaterThan(1);
+    await txs.settle(done.comp, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], debitState: 'compensated' });
+    expect(await txs.get('d-comp')).toMatchObject({ state: 'compensated', walletBody: '' });
+    expect(await bodyFieldsOf('d-comp')).toEqual([]);
+    expect(await bodyFieldsOf(done.comp.transactionId)).toEqual([]);
+
+    // a compensation refused for good: both dead, both keep their exact bodies
+    const stuck = await compensate('d-stuck', 'rd-stuck');
+    await txs.settle(stuck.comp, { state: 'dead', expect: ['pending'], attempts: 1, lastWalletCode: 106, history: [106], debitState: 'dead' });
+    expect(await txs.get('d-stuck')).toMatchObject({ state: 'dead', walletBody: stuck.debit.walletBody });
+    expect(await txs.get(stuck.comp.transactionId)).toMatchObject({ state: 'dead', walletBody: stuck.comp.walletBody });
+    // redriven: the debit is compensating again and still holds its body
+    await txs.settle(stuck.comp, { state: 'pending', expect: ['dead'], history: [], debitState: 'compensating' });
+    expect(await txs.get('d-stuck')).toMatchObject({ state: 'compensating', walletBody: stuck.debit.walletBody });
+    expect(await txs.get(stuck.comp.transactionId)).toMatchObject({ state: 'pending', walletBody: stuck.comp.walletBody });
+
+    // the dead-check finding a dead win applied: succeeded, body dropped
+    await claim(t('debit', 'd-w', 'rd-w'));
+    await claim(t('credit', 'w-dead', 'rd-w', { referenceTransactionId: 'd-w' }));
+    const win = (await txs.get('w-dead'))!;
+    await txs.settle(win, { state: 'dead', expect: ['pending'], attempts: 11 });
+    expect((await bodyFieldsOf('w-dead')).length).toBeGreaterThan(1);
+    expect((await txs.get('w-dead'))?.walletBody).toBe(win.walletBody);
+    await txs.settle(win, { state: 'succeeded', expect: ['dead'], error: null, note: 'applied at the wallet (status check of a dead record)' });
+    expect(await bodyFieldsOf('w-dead')).toEqual([]);
+  });
+
+  it('keeps a settled bet and its win under 1 KiB of Redis each (MEMORY USAGE)', async () => {
+    // Sizes like production's: a UUID token and 36-character ids.
+    const token = randomUUID();
+    const s = await sessions.create({ token, playerId: '18446744073709551615', siteId: '18446744073709551615', currency: 'EUR', gameId: 'a-game-id-of-some-length', balance: '1000.00' }, now);
+    const [betId, winId, round] = [randomUUID(), randomUUID(), randomUUID()];
+    const fields = { token, player_id: '18446744073709551615', site_id: '18446744073709551615', provider_id: '18446744073709551615', game_id: 'a-game-id-of-some-length', currency: 'EUR', round_id: round };
+    const common = { sessionId: s.sessionId, tokenRef: s.tokenRef, siteId: '18446744073709551615', walletRoundId: round };
+    const bet = tx('debit', betId, round, { ...common, amount: '12.34', walletBody: encodeRequest('debit', { ...fields, amount: '12.34', transaction_id: betId, round_closed: false }) });
+    const win = tx('credit', winId, round, {
+      ...common,
+      amount: '1234.56',
+      referenceTransactionId: betId,
+      walletBody: encodeRequest('credit', { ...fields, amount: '1234.56', transaction_id: winId, reference_transaction_id: betId, round_closed: true }),
+    });
+    expect((await claim(bet, '1234')).kind).toBe('claimed');
+    await txs.settle(bet, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '987.66', sessionBalance: '987.66' });
+    expect((await claim(win, '123456')).kind).toBe('claimed');
+    await txs.settle(win, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '2222.22', sessionBalance: '2222.22' });
+    for (const id of [betId, winId]) {
+      const key = keysFor(prefix).transaction(id);
+      expect(await redis.object('ENCODING', key)).toBe('listpack');
+      expect(await redis.memory('USAGE', key)).toBeLessThan(1024);
+    }
   });
 
   it('runs its scripts again after Redis forgot them (SCRIPT FLUSH, a restart)', async () => {
