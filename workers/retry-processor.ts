@@ -21,6 +21,12 @@ export interface RetryProcessorDeps {
   readonly graceMs: number;
   /** How often a held round closer looks again whether its round's earlier work settled. */
   readonly heldRecheckMs: number;
+  /**
+   * How long an attempt may be in flight in one run (its wallet call and its settle); another run
+   * of the same job meanwhile waits instead of sending. The job lock's lifetime: past it, BullMQ
+   * itself takes the run for dead.
+   */
+  readonly inFlightMs: number;
   readonly now: () => number;
 }
 
@@ -30,7 +36,7 @@ export interface RetryProcessorDeps {
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, now } = deps;
+  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, now } = deps;
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
@@ -53,6 +59,13 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       // A held round closer waits for the round's earlier credits/rollbacks; waiting is no attempt.
       if (token === undefined) throw new RetryLater(heldRecheckMs, 'round has pending work');
       await job.moveToDelayed(now() + heldRecheckMs, token);
+      throw new DelayedError();
+    }
+
+    if (record.inFlightUntil !== null && record.inFlightUntil > now()) {
+      // Another run of this job (a stalled one picked up again) is sending an attempt right now.
+      if (token === undefined) throw new RetryLater(record.inFlightUntil - now(), 'attempt in flight');
+      await job.moveToDelayed(record.inFlightUntil, token);
       throw new DelayedError();
     }
 
@@ -80,8 +93,11 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const started = await store.settle(record, {
       state: 'pending',
       expect: ['pending'],
+      // One run starts this attempt: a concurrent run that read the same record loses here.
+      expectAttempts: record.attempts,
       attempts,
       history: [...priorHistory, 'unknown'],
+      inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
     if (!started) return 'settled-elsewhere';
@@ -95,7 +111,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const log = logger.child({ transactionId: record.transactionId, kind: record.kind, compensation: record.isCompensation });
     switch (next.kind) {
       case 'retry': {
-        const update = { ...next.update, nextCheckAt: now() + next.delayMs + graceMs };
+        const update = { ...next.update, inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs };
         if (!(await store.settle(record, update))) return 'settled-elsewhere';
         const code = String(update.history?.at(-1) ?? 'unknown');
         metrics.retries.inc({ kind: record.kind, code });
@@ -114,7 +130,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   /** The answers left open whether the wallet applied something: wallet `status` decides (a query, not a retry). */
   async function triage(record: TransactionRecord, next: Triage, log: Logger): Promise<string> {
     // Store the last answer first, so a crash during the query resumes at the triage.
-    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, nextCheckAt: now() + graceMs });
+    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: now() + inFlightMs, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';
     const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
     // The subject is pending (self) or a compensating debit: both keep their wallet body.
@@ -128,7 +144,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   }
 
   async function finish(record: TransactionRecord, update: SettleUpdate, log: Logger): Promise<string> {
-    if (!(await store.settle(record, update))) return 'settled-elsewhere';
+    if (!(await store.settle(record, { ...update, inFlightUntil: null }))) return 'settled-elsewhere';
     const fields = { attempts: update.attempts, lastWalletCode: update.lastWalletCode, state: update.state, note: update.note };
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
     switch (update.state) {

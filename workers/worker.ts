@@ -112,7 +112,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const graceMs = 2 * locks.lockDuration;
 
   const upkeepDeps: UpkeepDeps = { store, queues, wallet, logger, metrics, graceMs, deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS, now };
-  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, heldRecheckMs: HELD_RECHECK_MS, now });
+  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, heldRecheckMs: HELD_RECHECK_MS, inFlightMs: locks.lockDuration, now });
   const processTerminate = createTerminateProcessor({
     sessions,
     wallet,

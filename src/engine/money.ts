@@ -157,6 +157,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           balance: null,
           compensationId: null,
           deferred: false,
+          inFlightUntil: null,
           error: null,
           note: null,
           updatedAt: now,

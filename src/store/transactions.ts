@@ -17,7 +17,7 @@ import {
 
 export type NewTransaction = Omit<
   TransactionRecord,
-  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred'
+  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'inFlightUntil'
 >;
 
 export interface ClaimInput {
@@ -52,6 +52,9 @@ export interface SettleUpdate {
   state: TransactionState;
   /** The change applies only while the record is in one of these states (guards against races). */
   expect: readonly TransactionState[];
+  /** …and, when given, only while it has made exactly this many attempts (one run starts an attempt, not two). */
+  expectAttempts?: number;
+  inFlightUntil?: number | null;
   attempts?: number;
   lastWalletCode?: number | null;
   history?: readonly (number | 'unknown')[];
@@ -131,6 +134,7 @@ const RECORD_FIELDS = {
   compensationId: 'compensation_id',
   isCompensation: 'is_compensation',
   deferred: 'deferred',
+  inFlightUntil: 'in_flight_until',
   error: 'error',
   note: 'note',
   createdAt: 'created_at',
@@ -223,6 +227,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     compensationId: orNull(h[f.compensationId]),
     isCompensation: h[f.isCompensation] === '1',
     deferred: h[f.deferred] === '1',
+    inFlightUntil: h[f.inFlightUntil] ? Number(h[f.inFlightUntil]) : null,
     error: parseError(h[f.error]),
     note: orNull(h[f.note]),
     createdAt: Number(h[f.createdAt] ?? 0),
@@ -274,6 +279,7 @@ function updateFields(u: Partial<SettleUpdate>, now: number): Record<string, str
   if (u.balance !== undefined) out[f.balance] = u.balance ?? '';
   if (u.error !== undefined) out[f.error] = u.error === null ? '' : JSON.stringify(u.error);
   if (u.note !== undefined) out[f.note] = u.note ?? '';
+  if (u.inFlightUntil !== undefined) out[f.inFlightUntil] = u.inFlightUntil === null ? '' : String(u.inFlightUntil);
   return out;
 }
 
@@ -340,7 +346,8 @@ return {'claimed', balance}
 // redrive and the dead-check, a pending or compensating one for its retries and compensation.
 // KEYS: tx, round, pending index, token-pending, dead index, session, referenced debit
 // ARGV: tx id, state, final, release round, retention seconds, next check at, session balance,
-//       now, debit state, expected states (comma separated), then field/value pairs
+//       now, debit state, expected states (comma separated), expected attempts ('' = any),
+//       then field/value pairs
 const SETTLE = `
 local function dropBody(key)
   if redis.call('HDEL', key, 'body') == 0 then return end
@@ -350,8 +357,9 @@ end
 local current = redis.call('HGET', KEYS[1], 'state')
 if not current then return 0 end
 if not string.find(',' .. ARGV[10] .. ',', ',' .. current .. ',', 1, true) then return 0 end
+if ARGV[11] ~= '' and redis.call('HGET', KEYS[1], 'attempts') ~= ARGV[11] then return 0 end
 local fields = {}
-for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 12, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 local id = ARGV[1]
 local inRound = redis.call('HGET', KEYS[1], 'in_round')
@@ -515,6 +523,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         String(now),
         update.debitState ?? '',
         update.expect.join(','),
+        update.expectAttempts === undefined ? '' : String(update.expectAttempts),
         ...flatten(updateFields(update, now)),
       );
       return applied === 1;

@@ -83,6 +83,12 @@ export interface TransactionRecord {
    * still pending: it is held (no inline call) until they settled, or it would strand them.
    */
   readonly deferred: boolean;
+  /**
+   * A worker run is sending an attempt until then (set with the attempt's placeholder, cleared by
+   * its settle): another run of the same job — a stalled job picked up again — must not send
+   * meanwhile. Past it, a placeholder left behind means its run died.
+   */
+  readonly inFlightUntil: number | null;
   readonly error: TransactionError | null;
   /** Why the record ended `dead`, or a note on how it was settled (e.g. 'status: not applied'). */
   readonly note: string | null;

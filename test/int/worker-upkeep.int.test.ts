@@ -80,6 +80,41 @@ describe('sweeper', () => {
     const last = callsFor(h.sim, id).at(-1)!;
     expect(last.at - crashedAt).toBeGreaterThanOrEqual(477 - 5);
   });
+
+  it('a second run of a job does not send while another run of it has an attempt in flight', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    await h.duties.queues.retry.remove(retryJobId(id));
+    // Another run (of a stalled job picked up again) recorded its attempt and is at the wallet.
+    const record = (await h.store.get(id))!;
+    const inFlightUntil = Date.now() + 1500;
+    await h.store.settle(record, { state: 'pending', expect: ['pending'], attempts: 2, history: [12, 'unknown'], inFlightUntil, nextCheckAt: 0 });
+    const callsBefore = callsFor(h.sim, id).length;
+
+    await worker.sweepNow();
+    await h.waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
+    // The first run settles its attempt; the held run then finds nothing to do.
+    const inFlight = (await h.store.get(id))!;
+    expect(await h.store.settle(inFlight, { state: 'succeeded', expect: ['pending'], attempts: 2, history: [12, 1], inFlightUntil: null })).toBe(true);
+    await h.waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
+    expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
+    expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
+  });
+
+  it('starts one attempt per record even when two runs read it at once', async () => {
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    await h.settleInline(player, 'credit', bet, { id });
+    await h.duties.queues.retry.remove(retryJobId(id));
+    const record = (await h.store.get(id))!;
+    const start = { state: 'pending' as const, expect: ['pending' as const], expectAttempts: record.attempts, attempts: record.attempts + 1, history: [...record.history, 'unknown' as const] };
+    expect(await h.store.settle(record, start)).toBe(true);
+    expect(await h.store.settle(record, start)).toBe(false);
+  });
 });
 
 describe('redrive', () => {
