@@ -50,6 +50,8 @@ const wallet = {
   WALLET_HOST_HEADER: z.string().optional(),
   /** Keep-alive connections to the wallet (HTTP/1.1); with HTTP/2 one connection multiplexes. */
   WALLET_CONNECTIONS: positiveInt.default(64),
+  /** With an https wallet, offer HTTP/2 in ALPN; false keeps HTTP/1.1 over TLS (WALLET_CONNECTIONS connections). */
+  WALLET_HTTP2: z.stringbool().default(true),
   /** Accept a self-signed wallet certificate (tests and the bench only). */
   WALLET_TLS_INSECURE: z.stringbool().default(false),
   PROVIDER_ID: u64,
@@ -112,6 +114,7 @@ export type WalletSettings = Pick<
   | 'WALLET_SIGNATURE_ENCODING'
   | 'WALLET_TIMEOUT_MS'
   | 'WALLET_CONNECTIONS'
+  | 'WALLET_HTTP2'
   | 'WALLET_TLS_INSECURE'
   | 'walletHostHeader'
 >;

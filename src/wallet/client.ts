@@ -30,7 +30,8 @@ export interface WalletClientOptions {
 /**
  * HTTP/2 sessions opened at most. One session multiplexes; a few more only appear on a cold burst
  * (undici opens a client per request queued while the first TLS handshake is still running) or
- * past H2_STREAMS concurrent calls. The cap also bounds an https wallet that refuses h2 in ALPN.
+ * past H2_STREAMS concurrent calls. The cap also bounds an https wallet that refuses h2 in ALPN
+ * (WALLET_HTTP2=false is the way to an HTTP/1.1 pool of WALLET_CONNECTIONS over TLS).
  */
 const H2_MAX_SESSIONS = 4;
 /** Streams per HTTP/2 session (undici's own maxConcurrentStreams default); a server SETTINGS frame still rules. */
@@ -46,7 +47,8 @@ const TRANSACTION_ID = /"transaction_id":("(?:[^"\\]|\\.)*")/;
 export function createWalletClient(options: WalletClientOptions): WalletClient {
   const { settings, signer, onCall } = options;
   const base = new URL(settings.WALLET_BASE_URL);
-  const https = base.protocol === 'https:';
+  // HTTP/2 is offered in ALPN only over TLS (undici's allowH2), and only while WALLET_HTTP2 allows it.
+  const h2 = base.protocol === 'https:' && settings.WALLET_HTTP2;
   // The base URL may carry a path prefix; OPERATION_PATH values start with '/'.
   const prefix = base.pathname.replace(/\/+$/, '');
   const paths = Object.fromEntries(OPERATIONS.map((op) => [op, prefix + OPERATION_PATH[op]])) as Record<Operation, string>;
@@ -55,7 +57,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   const authorization = basicAuthHeader(settings.WALLET_BASIC_USER, settings.WALLET_BASIC_PASSWORD);
 
   const common = {
-    allowH2: https,
+    allowH2: h2,
     connect: { rejectUnauthorized: !settings.WALLET_TLS_INSECURE },
     connectTimeout: timeoutMs,
     // Backstops only: the per-call AbortSignal below is the deadline that covers all phases.
@@ -66,7 +68,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
 
   const pool = new Pool(base.origin, {
     ...common,
-    connections: https ? Math.min(settings.WALLET_CONNECTIONS, H2_MAX_SESSIONS) : settings.WALLET_CONNECTIONS,
+    connections: h2 ? Math.min(settings.WALLET_CONNECTIONS, H2_MAX_SESSIONS) : settings.WALLET_CONNECTIONS,
     factory: multiplexingClient,
   });
   // Its own connection: the Host header also sets the TLS servername in undici, and a servername
@@ -121,7 +123,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
         // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
         // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
         // client's pipelining of 1 keeps one request per connection.
-        idempotent: https,
+        idempotent: h2,
       });
       httpStatus = res.statusCode;
       const text = await res.body.text();

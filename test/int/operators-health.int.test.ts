@@ -72,6 +72,7 @@ beforeAll(async () => {
       WALLET_SIGNATURE_ENCODING: 'hex',
       WALLET_TIMEOUT_MS: 2000,
       WALLET_CONNECTIONS: 4,
+      WALLET_HTTP2: true,
       WALLET_TLS_INSECURE: false,
       walletHostHeader: new URL(sim.url).host,
     },

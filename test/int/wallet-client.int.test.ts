@@ -27,6 +27,7 @@ function settingsFor(baseUrl: string, overrides: Partial<WalletSettings> = {}): 
     WALLET_SIGNATURE_ENCODING: 'hex',
     WALLET_TIMEOUT_MS: 5000,
     WALLET_CONNECTIONS: 8,
+    WALLET_HTTP2: true,
     WALLET_TLS_INSECURE: true,
     walletHostHeader: new URL(baseUrl).host,
     ...overrides,
@@ -259,6 +260,26 @@ describe.each([
   });
 
   if (tls) {
+    it.each([
+      { http2: false, version: '1.1', protocol: 'http/1.1' },
+      { http2: true, version: '2.0', protocol: 'h2' },
+    ])('with WALLET_HTTP2=$http2 the calls arrive as HTTP $version', async ({ http2, version, protocol }) => {
+      const watch = watchConnections();
+      try {
+        const own = otherClient({ WALLET_HTTP2: http2 });
+        const s = newSession();
+        expectOk(await own.call('authenticate', s));
+        sim.clearCalls();
+        const outcomes = await Promise.all(Array.from({ length: 10 }, () => own.call('balance', s)));
+        outcomes.forEach(expectOk);
+        expect(sim.calls()).toHaveLength(10);
+        expect(new Set(sim.calls().map((c) => c.httpVersion))).toEqual(new Set([version]));
+        expect(new Set(watch.protocols)).toEqual(new Set([protocol]));
+      } finally {
+        watch.stop();
+      }
+    });
+
     it('refuses the self-signed certificate unless WALLET_TLS_INSECURE', async () => {
       const strict = otherClient({ WALLET_TLS_INSECURE: false });
       const outcome = await strict.call('balance', newSession());

@@ -79,6 +79,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       WALLET_SIGNATURE_ENCODING: 'hex',
       WALLET_TIMEOUT_MS: timeout,
       WALLET_CONNECTIONS: 32,
+      WALLET_HTTP2: true,
       WALLET_TLS_INSECURE: false,
       walletHostHeader: new URL(sim.url).host,
     },

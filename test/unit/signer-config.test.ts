@@ -45,6 +45,7 @@ describe('config', () => {
       WALLET_SIGNATURE_ALGO: 'sha256',
       WALLET_SIGNATURE_ENCODING: 'hex',
       WALLET_TIMEOUT_MS: 5000,
+      WALLET_HTTP2: true,
       RETRY_DELAY_UNIT: 'ms',
       PROVIDER_ID: '18446744073709551615',
       GAME_URL_TEMPLATE: '/demo-game?session={session_id}',
@@ -58,6 +59,11 @@ describe('config', () => {
     expect(config.MULTI_BET_GAMES).toEqual(['crash', 'plinko']);
   });
 
+  it('reads WALLET_HTTP2 as a boolean', () => {
+    expect(loadGatewayConfig({ ...valid, WALLET_HTTP2: 'false' }).WALLET_HTTP2).toBe(false);
+    expect(loadGatewayConfig({ ...valid, WALLET_HTTP2: 'true' }).WALLET_HTTP2).toBe(true);
+  });
+
   it.each([
     ['WALLET_BASE_URL', { WALLET_BASE_URL: 'ftp://x' }],
     ['PROVIDER_ID', { PROVIDER_ID: '18446744073709551616' }],
@@ -65,6 +71,7 @@ describe('config', () => {
     ['RETRY_DELAY_UNIT', { RETRY_DELAY_UNIT: 'minutes' }],
     ['WALLET_SIGNATURE_ALGO', { WALLET_SIGNATURE_ALGO: 'md5' }],
     ['QUEUE_PREFIX', { QUEUE_PREFIX: 'a:b' }],
+    ['WALLET_HTTP2', { WALLET_HTTP2: 'maybe' }],
   ])('names %s when it is malformed', (name, override) => {
     expect(() => loadGatewayConfig({ ...valid, ...override })).toThrow(new RegExp(`${name}:`));
   });
