@@ -208,10 +208,17 @@ interface Gateway {
   service: Service;
 }
 
-async function startGateway(sim: Sim, redisUrl: string, options: BenchOptions, label: string, nodeArgs: string[] = []): Promise<Gateway> {
+async function startGateway(
+  sim: Sim,
+  redisUrl: string,
+  options: BenchOptions,
+  label: string,
+  nodeArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Gateway> {
   const port = await freePort();
   const prefix = `wgwbench-${label}`;
-  const s = service(`gateway (${label})`, [...nodeArgs, GATEWAY_ENTRY], engineEnv(port, sim, redisUrl, prefix, options), options);
+  const s = service(`gateway (${label})`, [...nodeArgs, GATEWAY_ENTRY], { ...engineEnv(port, sim, redisUrl, prefix, options), ...extraEnv }, options);
   const url = `http://127.0.0.1:${port}`;
   // /healthz, not /readyz: the operators' routes are optional in the app; a first launch proves the rest.
   await waitUntil('gateway /healthz', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, s);
@@ -379,25 +386,38 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   };
 }
 
-// --- HTTP/2 and profile -------------------------------------------------------------------
+// --- TLS: HTTP/1.1 and HTTP/2, and profile ---------------------------------------------------
 
-async function http2Case(redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+/**
+ * The bet case against a simulator behind TLS, twice: WALLET_HTTP2=false (HTTP/1.1 over TLS, the
+ * WALLET_CONNECTIONS pool) and the default (HTTP/2 negotiated in ALPN), so HTTP/2 is compared with
+ * HTTP/1.1 under the same TLS cost. Each gateway's launch calls prove the protocol at the simulator.
+ */
+async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
   const { cert, key } = selfSignedCert();
   const files = { cert: join(tmp, 'cert.pem'), key: join(tmp, 'key.pem') };
   writeFileSync(files.cert, cert);
   writeFileSync(files.key, key, { mode: 0o600 });
   const sim = await startSim(options, files);
-  const gateway = await startGateway(sim, redisUrl, options, 'h2');
-  const sessions = await launchSessions(gateway, options.connections, 'h2');
-  const versions = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=authenticate`)).text) as { calls: { httpVersion: string }[] }).calls;
-  const h2 = versions.filter((c) => c.httpVersion === '2.0').length;
-  if (h2 !== versions.length) report.skipped.push(`HTTP/2 check: only ${h2} of ${versions.length} launch calls reached the simulator over HTTP/2`);
-  const [, peak] = await peakConnections(
-    sim.port,
-    measure('gateway.bet.h2', options, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
-  );
-  report.walletConnections.http2 = peak;
-  await gateway.service.stop();
+  const variants = [
+    { label: 'h1tls', http2: false, version: '1.1', name: 'HTTP/1.1 over TLS' },
+    { label: 'h2', http2: true, version: '2.0', name: 'HTTP/2' },
+  ] as const;
+  for (const v of variants) {
+    await clearSimCalls(sim);
+    const gateway = await startGateway(sim, redisUrl, options, v.label, [], { WALLET_HTTP2: String(v.http2) });
+    const sessions = await launchSessions(gateway, options.connections, v.label);
+    const versions = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=authenticate`)).text) as { calls: { httpVersion: string }[] }).calls;
+    const matching = versions.filter((c) => c.httpVersion === v.version).length;
+    if (matching !== versions.length) report.skipped.push(`${v.name} check: only ${matching} of ${versions.length} launch calls reached the simulator over HTTP ${v.version}`);
+    const [, peak] = await peakConnections(
+      sim.port,
+      measure(`gateway.bet.${v.label}`, options, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
+    );
+    if (v.http2) report.walletConnections.http2 = peak;
+    else report.walletConnections.http1Tls = peak;
+    await gateway.service.stop();
+  }
   await sim.service.stop();
 }
 
@@ -474,7 +494,7 @@ async function main(): Promise<void> {
   await part('reference case (b)', () => referenceCase(sim, redis.url, options));
 
   if (!gatewayBuilt) {
-    report.skipped.push(`gateway cases (c), worker, HTTP/2, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
+    report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
   } else {
     await part('gateway cases (c) and worker', async () => {
       const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt);
@@ -493,7 +513,7 @@ async function main(): Promise<void> {
       }
       await gateway.service.stop();
     });
-    await part('HTTP/2 case', () => http2Case(redis.url, options, report, tmp));
+    await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
   }
 
