@@ -64,14 +64,19 @@ describe('sweeper', () => {
     expect(balance()).toBe(start);
   });
 
-  it('finishes an attempt a crashed worker left half-recorded, keeping the spec delay', async () => {
+  /** A credit whose inline attempt got code 12, with its retry job taken away. */
+  async function pendingCreditWithoutJob() {
     const bet = await h.bet(player);
     const id = newId('credit');
     h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    // Simulate the crash: the job vanished after its second try was recorded but before it settled.
     await h.duties.queues.retry.remove(retryJobId(id));
-    const record = (await h.store.get(id))!;
+    return { id, record: (await h.store.get(id))! };
+  }
+
+  it('finishes an attempt a crashed worker left half-recorded, keeping the spec delay', async () => {
+    // Simulate the crash: the job vanished after its second try was recorded but before it settled.
+    const { id, record } = await pendingCreditWithoutJob();
     await h.store.settle(record, { state: 'pending', expect: ['pending'], attempts: 2, history: [12, 'unknown'], nextCheckAt: 0 });
     const crashedAt = Date.now();
 
@@ -82,13 +87,8 @@ describe('sweeper', () => {
   });
 
   it('a second run of a job does not send while another run of it has an attempt in flight', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
-    await h.duties.queues.retry.remove(retryJobId(id));
     // Another run (of a stalled job picked up again) recorded its attempt and is at the wallet.
-    const record = (await h.store.get(id))!;
+    const { id, record } = await pendingCreditWithoutJob();
     const inFlightUntil = Date.now() + 1500;
     await h.store.settle(record, { state: 'pending', expect: ['pending'], attempts: 2, history: [12, 'unknown'], inFlightUntil, nextCheckAt: 0 });
     const callsBefore = callsFor(h.sim, id).length;
@@ -105,12 +105,7 @@ describe('sweeper', () => {
   });
 
   it('starts one attempt per record even when two runs read it at once', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
-    await h.duties.queues.retry.remove(retryJobId(id));
-    const record = (await h.store.get(id))!;
+    const { record } = await pendingCreditWithoutJob();
     const start = { state: 'pending' as const, expect: ['pending' as const], expectAttempts: record.attempts, attempts: record.attempts + 1, history: [...record.history, 'unknown' as const] };
     expect(await h.store.settle(record, start)).toBe(true);
     expect(await h.store.settle(record, start)).toBe(false);
