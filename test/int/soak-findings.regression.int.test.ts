@@ -11,8 +11,9 @@ import { startWorker, type RunningWorker } from '../../workers/worker';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
 /**
- * Defects the demo and the soak found (docs/reliability.md), each reduced to the shortest
- * sequence through the real gateway and worker, kept as regression tests now that they are fixed.
+ * Money paths through the real gateway and a real worker: the defects the demo and the soak found
+ * (docs/reliability.md), each reduced to its shortest sequence, and the wallet applying a call whose
+ * answer is then lost — each asserting what the wallet's ledger actually applied.
  */
 const KEY = 'regression-engine-key';
 const SECRET = { user: 'gw', password: 'gw-password', signing: 'gw-signing' };
@@ -149,5 +150,39 @@ describe('found by the soak', () => {
     const record = await finalRecord(`${round}-w`);
     expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
     expect(record.state).toBe('succeeded');
+  });
+});
+
+describe('money through the real gateway and a worker, with the answer lost after the wallet applied', () => {
+  it('a bet the wallet applied but whose answer was lost is refused and rolled back: the balance ends where it started', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player)!;
+    sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+    const bet = await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '3.25' });
+    expect(status(bet)).toBe(503);
+    expect(sim.ledger.appliedCount(`${round}-b`)).toBe(1);
+    await runWorker();
+
+    const record = await finalRecord(`${round}-b`);
+    expect(record.state).toBe('compensated');
+    const compensationId = record.compensation!.transaction_id;
+    expect(sim.ledger.appliedCount(compensationId)).toBe(1);
+    expect(sim.ledger.transaction(`${round}-b`)).toMatchObject({ rolledBack: true });
+    expect(sim.ledger.balanceOf(player)).toBe(start);
+  });
+
+  it('a win the wallet applied but whose answer was lost answers 202 and is credited exactly once', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);
+    const afterBet = BigInt(sim.ledger.balanceOf(player)!.replace('.', ''));
+    sim.faults.applyThenDrop('credit', 1, { mode: 'reset', transactionId: `${round}-w` });
+    expect(status(await post(session, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '4.10' }))).toBe(202);
+    await runWorker();
+
+    expect((await finalRecord(`${round}-w`)).state).toBe('succeeded');
+    expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    expect(BigInt(sim.ledger.balanceOf(player)!.replace('.', ''))).toBe(afterBet + 410n);
   });
 });
