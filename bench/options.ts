@@ -1,7 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
-/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--processes N] [--no-build] [--verbose]` */
+/** The parts of a run, in the order they run; `--only` picks some. */
+export const PARTS = ['direct', 'reference', 'gateway', 'worker', 'tls'] as const;
+export type Part = (typeof PARTS)[number];
+
+/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--only PARTS] [--processes N] [--no-build] [--verbose]` */
 export interface BenchOptions {
   readonly connections: number;
   /** Seconds of measured load per case. */
@@ -14,6 +18,8 @@ export interface BenchOptions {
   readonly retryJobs: number;
   readonly quick: boolean;
   readonly profile: boolean;
+  /** The parts to run (default all); the targets of parts left out read n/a. */
+  readonly only: readonly Part[];
   /** Gateway and reference-server processes (GATEWAY_PROCESSES). */
   readonly processes: number;
   readonly build: boolean;
@@ -27,6 +33,7 @@ const USAGE = `usage: npm run bench -- [options]
   --duration S      seconds of measured load per case (default 10; --quick: 2)
   --quick           smoke run: short cases, fewer retry jobs
   --profile         also run the gateway bet case under node --cpu-prof and print the top self-time functions
+  --only LIST       comma-separated parts to run, of ${PARTS.join(', ')} (default all; worker needs gateway)
   --processes N     gateway / reference server processes (default: available cores)
   --log-level L     gateway LOG_LEVEL (default info: the logging cost is part of the product)
   --no-build        use dist/ as it is (default: npm run build first)
@@ -47,6 +54,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       duration: { type: 'string' },
       quick: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
+      only: { type: 'string' },
       processes: { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
       'no-build': { type: 'boolean', default: false },
@@ -59,6 +67,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     process.exit(0);
   }
   const quick = values.quick;
+  const only = values.only === undefined ? [...PARTS] : values.only.split(',').map((p) => p.trim());
+  const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length > 0) throw new Error(`--only: unknown part(s) ${unknown.join(', ')}\n${USAGE}`);
   const duration = positive('duration', values.duration, quick ? 2 : 10);
   return {
     connections: Math.round(positive('connections', values.connections, 64)),
@@ -68,6 +79,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     retryJobs: Math.round(Math.min(3000, Math.max(300, duration * 300))),
     quick,
     profile: values.profile,
+    only: only as Part[],
     processes: Math.round(positive('processes', values.processes, availableParallelism())),
     build: !values['no-build'],
     verbose: values.verbose,

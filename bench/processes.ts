@@ -139,3 +139,22 @@ export async function peakConnections<T>(port: number, work: Promise<T>): Promis
     clearInterval(timer);
   }
 }
+
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (user + system) of pid and its descendants so far, in µs, from /proc/<pid>/stat.
+ * Clock ticks are 10 ms: over a 10 s case at thousands of requests/s that is well under 1%.
+ */
+export function cpuMicros(pid: number): number {
+  return processTree(pid).reduce((total, p) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      // The command name may hold spaces: fields are counted from after its closing parenthesis.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return total + ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+    } catch {
+      return total;
+    }
+  }, 0);
+}

@@ -24,11 +24,20 @@ export interface HotFunction {
   readonly percent: number;
 }
 
+export interface AreaShare {
+  /** `npm:<package>`, `node:<internal module>`, a folder of this repository, or a V8 pseudo-frame such as (garbage collector). */
+  readonly area: string;
+  readonly selfMs: number;
+  readonly percent: number;
+}
+
 export interface ProfileSummary {
   readonly files: number;
   readonly busyMs: number;
   readonly idleMs: number;
   readonly top: readonly HotFunction[];
+  /** Self time by where the code lives: which library, which node subsystem, which of our folders. */
+  readonly areas: readonly AreaShare[];
 }
 
 function location(frame: CallFrame, root: string): string {
@@ -39,8 +48,25 @@ function location(frame: CallFrame, root: string): string {
   return `${short}:${frame.lineNumber + 1}`;
 }
 
+/** The library, node subsystem or repository folder a frame belongs to. */
+function areaOf(frame: CallFrame, root: string): string {
+  const url = frame.url.replace(/^file:\/\//, '');
+  if (url === '') return frame.functionName.startsWith('(') ? frame.functionName : '(native)';
+  const modules = url.lastIndexOf('node_modules/');
+  if (modules >= 0) {
+    const parts = url.slice(modules + 'node_modules/'.length).split('/');
+    return `npm:${parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1] ?? ''}` : (parts[0] ?? '')}`;
+  }
+  if (url.startsWith('node:')) return `node:${url.slice(5).replace(/^internal\//, '').split('/')[0] ?? ''}`;
+  if (url.startsWith(root)) return url.slice(root.length + 1).split('/').slice(0, -1).join('/') || '.';
+  return url;
+}
+
+const share = (us: number, busyUs: number): number => (busyUs === 0 ? 0 : Math.round((us / busyUs) * 1000) / 10);
+
 export function summariseProfiles(files: readonly string[], root: string, limit = 15): ProfileSummary {
   const self = new Map<string, { name: string; location: string; us: number }>();
+  const areas = new Map<string, number>();
   let idleUs = 0;
   let busyUs = 0;
   for (const file of files) {
@@ -55,6 +81,8 @@ export function summariseProfiles(files: readonly string[], root: string, limit 
         return;
       }
       busyUs += us;
+      const area = areaOf(frame, root);
+      areas.set(area, (areas.get(area) ?? 0) + us);
       const where = location(frame, root);
       const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
       const key = `${name} ${where}`;
@@ -66,6 +94,10 @@ export function summariseProfiles(files: readonly string[], root: string, limit 
   const top = [...self.values()]
     .sort((a, b) => b.us - a.us)
     .slice(0, limit)
-    .map((e) => ({ name: e.name, location: e.location, selfMs: Math.round(e.us / 1000), percent: busyUs === 0 ? 0 : Math.round((e.us / busyUs) * 1000) / 10 }));
-  return { files: files.length, busyMs: Math.round(busyUs / 1000), idleMs: Math.round(idleUs / 1000), top };
+    .map((e) => ({ name: e.name, location: e.location, selfMs: Math.round(e.us / 1000), percent: share(e.us, busyUs) }));
+  const byArea = [...areas.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([area, us]) => ({ area, selfMs: Math.round(us / 1000), percent: share(us, busyUs) }));
+  return { files: files.length, busyMs: Math.round(busyUs / 1000), idleMs: Math.round(idleUs / 1000), top, areas: byArea };
 }

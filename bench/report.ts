@@ -11,7 +11,7 @@ export interface BenchReport {
   machine: { cpus: number; node: string; loadAverageAtStart: number[] };
   options: BenchOptions;
   /** Keyed like 'direct.debit', 'gateway.bet@8', 'gateway.bet.h1tls', 'gateway.bet.h2'. */
-  cases: Record<string, LoadResult>;
+  cases: Record<string, CaseResult>;
   /** Peak established connections at the simulator during the gateway bet cases: plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2 over TLS. */
   walletConnections: { http1?: number; http1Tls?: number; http2?: number };
   worker?: WorkerResult;
@@ -26,6 +26,13 @@ export interface BenchReport {
   skipped: string[];
   derived?: Derived;
 }
+
+/**
+ * A load's result and the CPU time the server under test (the simulator, the reference server or
+ * the gateway, every process of it) spent per answered request during the measured run: steadier
+ * than req/s on a shared box, where other processes take turns on the same cores.
+ */
+export type CaseResult = LoadResult & { readonly serverCpuUsPerRequest: number | null };
 
 export interface WorkerResult {
   jobs: number;
@@ -149,8 +156,18 @@ export function render(r: BenchReport): string {
   out.push('');
   out.push(
     table(
-      ['case', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'requests'],
-      Object.entries(r.cases).map(([name, c]) => [name, String(c.connections), String(c.rps), show(c.p50), show(c.p99), show(c.max), String(c.errors), String(c.requests)]),
+      ['case', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'requests', 'server CPU µs/req'],
+      Object.entries(r.cases).map(([name, c]) => [
+        name,
+        String(c.connections),
+        String(c.rps),
+        show(c.p50),
+        show(c.p99),
+        show(c.max),
+        String(c.errors),
+        String(c.requests),
+        show(c.serverCpuUsPerRequest ?? null, 0),
+      ]),
     ),
   );
   out.push('');
@@ -191,6 +208,9 @@ export function render(r: BenchReport): string {
     } else {
       out.push(`CPU profile of the gateway under the bet load (${r.profile.files} processes, ${r.profile.busyMs} ms busy, ${r.profile.idleMs} ms idle), top self time:`);
       out.push(table(['self ms', '%', 'function', 'where'], r.profile.top.map((f) => [String(f.selfMs), show(f.percent, 1), f.name, f.location])));
+      out.push('');
+      out.push('the same self time by where the code lives:');
+      out.push(table(['self ms', '%', 'area'], r.profile.areas.map((a) => [String(a.selfMs), show(a.percent, 1), a.area])));
     }
   }
   if (r.skipped.length > 0) {

@@ -9,10 +9,10 @@ import { freePort } from '../src/lib/free-port';
 import { startRedis } from '../test/support/redis-server';
 import { selfSignedCert } from '../test/support/tls';
 import { runLoad, type LoadResult, type LoadSpec } from './load';
-import { parseOptions, type BenchOptions } from './options';
-import { peakConnections, rssMiB, startService, waitUntil, type Service } from './processes';
+import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
+import { cpuMicros, peakConnections, rssMiB, startService, waitUntil, type Service } from './processes';
 import { summariseProfiles } from './profile';
-import { derive, render, writeReport, type BenchReport, type WorkerResult } from './report';
+import { derive, render, writeReport, type BenchReport, type CaseResult, type WorkerResult } from './report';
 import {
   CREDENTIALS,
   Ids,
@@ -105,7 +105,7 @@ const clearSimCalls = (sim: Sim): Promise<unknown> => http('DELETE', `${sim.url}
 
 // --- cases --------------------------------------------------------------------------------
 
-const cases: Record<string, LoadResult> = {};
+const cases: Record<string, CaseResult> = {};
 /** Every 2xx bet and win the gateway answered, warm-ups included (records created). */
 let gatewayRecords = 0;
 let gatewayRequests = 0;
@@ -116,18 +116,21 @@ function summary(r: LoadResult): string {
 
 type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
 
-/** A warm-up at the same load (unmeasured), then the measured run. */
-async function measure(name: string, options: BenchOptions, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
+/** A warm-up at the same load (unmeasured), then the measured run, timing `server`'s CPU during it. */
+async function measure(name: string, options: BenchOptions, server: Service, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
   const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
+  const cpuBefore = cpuMicros(server.pid);
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
+  const cpu = cpuMicros(server.pid) - cpuBefore;
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
       gatewayRequests += r.requests;
       if (/\.(bet|win)/.test(name)) gatewayRecords += Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
     }
   }
-  cases[name] = result;
-  log(`${name}: ${summary(result)}`);
+  const serverCpuUsPerRequest = result.requests === 0 ? null : Math.round(cpu / result.requests);
+  cases[name] = { ...result, serverCpuUsPerRequest };
+  log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${server.name})`);
   return result;
 }
 
@@ -148,14 +151,14 @@ async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
     durationSec: options.duration,
     request: directRequests(op, ids, players, debits),
   });
-  await measure('direct.balance', options, spec('balance'));
+  await measure('direct.balance', options, sim.service, spec('balance'));
   await clearSimCalls(sim);
-  await measure('direct.debit', options, spec('debit'));
+  await measure('direct.debit', options, sim.service, spec('debit'));
   await clearSimCalls(sim);
   const [warm, measured] = consumeSplit(debits.size, options);
-  await measure('direct.credit', options, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
+  await measure('direct.credit', options, sim.service, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
   await clearSimCalls(sim);
-  await measure(`direct.debit@${options.lowConnections}`, options, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
+  await measure(`direct.debit@${options.lowConnections}`, options, sim.service, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
 }
 
@@ -195,7 +198,7 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions):
   const ref = service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
   await waitUntil('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, ref);
-  await measure('reference.bet', options, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  await measure('reference.bet', options, ref, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
   await ref.stop();
   await clearSimCalls(sim);
 }
@@ -284,14 +287,14 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   const bets = new PlacedQueue();
   const spec = (op: EngineOp, connections = options.connections): Spec => engineSpec(gateway, op, ids, sessions, bets, connections);
 
-  await measure('gateway.balance', options, spec('balance'));
+  await measure('gateway.balance', options, gateway.service, spec('balance'));
   await clearSimCalls(sim);
-  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, spec('bet')));
+  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, gateway.service, spec('bet')));
   report.walletConnections.http1 = peak;
   await clearSimCalls(sim);
   const [warm, measured] = consumeSplit(bets.size, options);
   const sample = bets.sample(20);
-  await measure('gateway.win', options, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
+  await measure('gateway.win', options, gateway.service, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
   await clearSimCalls(sim);
 
   const memoryAfter = await usedMemory(redisUrl);
@@ -302,7 +305,7 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
     sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, gateway.prefix, sample.map((b) => b.transactionId)),
   };
 
-  await measure(`gateway.bet@${options.lowConnections}`, options, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
+  await measure(`gateway.bet@${options.lowConnections}`, options, gateway.service, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
@@ -412,7 +415,7 @@ async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchRe
     if (matching !== versions.length) report.skipped.push(`${v.name} check: only ${matching} of ${versions.length} launch calls reached the simulator over HTTP ${v.version}`);
     const [, peak] = await peakConnections(
       sim.port,
-      measure(`gateway.bet.${v.label}`, options, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
+      measure(`gateway.bet.${v.label}`, options, gateway.service, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
     );
     if (v.http2) report.walletConnections.http2 = peak;
     else report.walletConnections.http1Tls = peak;
@@ -490,36 +493,41 @@ async function main(): Promise<void> {
     }
   };
 
-  await part('direct cases (a)', () => directCases(sim, options));
-  await part('reference case (b)', () => referenceCase(sim, redis.url, options));
+  const runs = (p: Part): boolean => options.only.includes(p);
+  if (runs('direct')) await part('direct cases (a)', () => directCases(sim, options));
+  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options));
 
   if (!gatewayBuilt) {
     report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
-  } else {
+  } else if (runs('gateway')) {
     await part('gateway cases (c) and worker', async () => {
-      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt);
+      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt && runs('worker'));
       // A cluster primary only hands out connections: the serving processes are its workers.
       const tree = report.memory.gatewayRssAfterMiB?.length ?? 0;
       const processes = tree > 1 ? tree - 1 : tree;
       if (processes !== options.processes) {
         report.skipped.push(`same process count: the gateway ran ${processes} process(es), the reference server ${options.processes} (GATEWAY_PROCESSES)`);
       }
-      if (workerBuilt) {
+      if (runs('worker') && workerBuilt) {
         await part('worker case', async () => {
           report.worker = await workerCase(sim, redis.url, gateway, sessions, options, worker);
         });
-      } else {
+      } else if (runs('worker')) {
         report.skipped.push(`worker case: ${WORKER_ENTRY} does not exist`);
       }
       await gateway.service.stop();
     });
-    await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
+  }
+  if (gatewayBuilt) {
+    if (runs('tls')) await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
   }
 
   report.derived = derive(report);
   console.log(render(report));
-  const file = writeReport(report, join(ROOT, 'bench', 'results'));
+  // A partial run (--only) is for working on one part: its JSON stays out of bench/results.
+  const partial = options.only.length < PARTS.length;
+  const file = writeReport(report, partial ? tmpdir() : join(ROOT, 'bench', 'results'));
   console.log(`\nwritten: ${file} (${Math.round((Date.now() - began) / 1000)} s)`);
 }
 
