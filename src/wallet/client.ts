@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
-import { Client, Pool, type Dispatcher, type buildConnector } from 'undici';
+import { Client, Pool, errors, type Dispatcher, type buildConnector } from 'undici';
 import type { WalletSettings } from '../config/env';
 import { JsonSyntaxError, parseJson } from '../lib/json';
 import { Code, codeInfo } from './codes';
@@ -11,6 +11,7 @@ import {
   encodeRequest,
   failureResponseSchema,
   successResponseSchema,
+  type CallContext,
   type Operation,
   type RequestFields,
   type UnknownReason,
@@ -60,7 +61,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     allowH2: h2,
     connect: { rejectUnauthorized: !settings.WALLET_TLS_INSECURE },
     connectTimeout: timeoutMs,
-    // Backstops only: the per-call AbortSignal below is the deadline that covers all phases.
+    // Backstops only: the per-call timer in Exchange is the deadline that covers all phases.
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     maxResponseSize: MAX_RESPONSE_BYTES,
@@ -84,14 +85,10 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     }
   }
 
-  async function post(op: Operation, body: string, transactionId: string | undefined): Promise<WalletOutcome> {
+  async function post(op: Operation, body: string, transactionId: string | undefined, context: CallContext | undefined): Promise<WalletOutcome> {
     const signature = signer.sign(body);
     const start = performance.now();
-    const signal = AbortSignal.timeout(timeoutMs);
-    const { outcome, httpStatus, detail } = await withDeadline(signal, attempt(op, body, signature, signal, start), (): Attempt => {
-      const text = `no answer within ${timeoutMs} ms`;
-      return { outcome: { kind: 'unknown', reason: 'timeout', detail: text, latencyMs: performance.now() - start }, httpStatus: null, detail: text };
-    });
+    const { outcome, httpStatus, detail } = await attempt(op, body, signature, start);
     report({
       operation: op,
       outcome: outcome.kind,
@@ -100,39 +97,34 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
       walletRequestId: outcome.kind === 'ok' ? outcome.response.request_id : outcome.kind === 'rejected' ? outcome.walletRequestId : undefined,
       latencyMs: outcome.latencyMs,
       transactionId,
+      requestId: context?.requestId,
       detail,
     });
     return outcome;
   }
 
-  /** One request; never rejects. The signal also aborts it inside undici so the stream or socket is freed. */
-  async function attempt(op: Operation, body: string, signature: string, signal: AbortSignal, start: number): Promise<Attempt> {
-    let httpStatus: number | null = null;
-    try {
-      const res = await pool.request({
-        path: paths[op],
-        method: 'POST',
-        headers: [
-          'content-type', 'application/json',
-          'accept', 'application/json',
-          'authorization', authorization,
-          'x-request-signature', signature,
-        ],
-        body,
-        signal,
-        // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
-        // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
-        // client's pipelining of 1 keeps one request per connection.
-        idempotent: h2,
-      });
-      httpStatus = res.statusCode;
-      const text = await res.body.text();
-      const [outcome, detail] = classify(res.statusCode, text, performance.now() - start);
-      return { outcome, httpStatus, detail };
-    } catch (err) {
-      const [reason, detail] = describeError(err);
-      return { outcome: { kind: 'unknown', reason, detail, latencyMs: performance.now() - start }, httpStatus, detail };
-    }
+  /** One request; never rejects. Settles by the deadline even while the request still waits for a connection. */
+  function attempt(op: Operation, body: string, signature: string, start: number): Promise<Attempt> {
+    return new Promise((resolve) => {
+      pool.dispatch(
+        {
+          path: paths[op],
+          method: 'POST',
+          headers: [
+            'content-type', 'application/json',
+            'accept', 'application/json',
+            'authorization', authorization,
+            'x-request-signature', signature,
+          ],
+          body,
+          // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
+          // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
+          // client's pipelining of 1 keeps one request per connection.
+          idempotent: h2,
+        },
+        new Exchange(resolve, start, timeoutMs),
+      );
+    });
   }
 
   async function health(signal: AbortSignal): Promise<{ kind: WalletOutcome['kind']; httpStatus: number | null; detail: string }> {
@@ -153,13 +145,13 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   let closing: Promise<void> | undefined;
 
   return {
-    call(op, fields) {
+    call(op, fields, context) {
       const transactionId = (fields as Partial<RequestFields['debit']>).transaction_id;
-      return post(op, encodeRequest(op, fields), transactionId);
+      return post(op, encodeRequest(op, fields), transactionId, context);
     },
 
-    send(op, body) {
-      return post(op, body, transactionIdOf(body));
+    send(op, body, context) {
+      return post(op, body, transactionIdOf(body), context);
     },
 
     async healthCheck() {
@@ -178,6 +170,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
         walletRequestId: undefined,
         latencyMs: performance.now() - start,
         transactionId: undefined,
+        requestId: undefined,
         detail,
       });
       return { healthy: kind === 'ok', detail };
@@ -214,6 +207,94 @@ interface Attempt {
   readonly outcome: WalletOutcome;
   readonly httpStatus: number | null;
   readonly detail: string | undefined;
+}
+
+/**
+ * One wallet request on undici's dispatch API, settled once: by the answer, by a transport error or
+ * by the deadline, whichever comes first; whatever undici reports after that is ignored.
+ *
+ * It implements the onConnect/onHeaders/onData/onComplete/onError handler methods because those are
+ * what undici 7's core calls; a handler with the newer onRequestStart/onResponse* methods is wrapped
+ * per request (UnwrapHandler: a controller object, and every response's headers parsed into an
+ * object this client never reads).
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private settled = false;
+  /** undici's abort for this request, handed over only once a connection takes the request. */
+  private abort: ((err?: Error) => void) | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private httpStatus: number | null = null;
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(
+    private readonly resolve: (attempt: Attempt) => void,
+    private readonly start: number,
+    private readonly timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.expire(), timeoutMs);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    // Settled already means the deadline passed while the request was queued: it must not go out now.
+    if (this.settled) abort();
+    else this.abort = abort;
+  }
+
+  onHeaders(statusCode: number): boolean {
+    // A 1xx interim answer is followed by the real one.
+    if (statusCode >= 200) this.httpStatus = statusCode;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    // undici enforces maxResponseSize on HTTP/1.1 only; this covers HTTP/2 with the same error.
+    if (this.bytes > MAX_RESPONSE_BYTES) {
+      this.abort?.(new errors.ResponseExceededMaxSizeError());
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    // undici completes a request only after its final (non-1xx) headers.
+    const httpStatus = this.httpStatus as number;
+    try {
+      const [outcome, detail] = classify(httpStatus, bodyText(this.chunks, this.bytes), performance.now() - this.start);
+      this.settle({ outcome, httpStatus, detail });
+    } catch (err) {
+      this.onError(err as Error);
+    }
+  }
+
+  onError(err: Error): void {
+    if (this.settled) return;
+    const [reason, detail] = describeError(err);
+    this.settle({ outcome: { kind: 'unknown', reason, detail, latencyMs: performance.now() - this.start }, httpStatus: this.httpStatus, detail });
+  }
+
+  private expire(): void {
+    const detail = `no answer within ${this.timeoutMs} ms`;
+    this.settle({ outcome: { kind: 'unknown', reason: 'timeout', detail, latencyMs: performance.now() - this.start }, httpStatus: null, detail });
+    // Frees the socket or HTTP/2 stream; a request still queued is stopped in onConnect instead.
+    this.abort?.();
+  }
+
+  private settle(attempt: Attempt): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(attempt);
+  }
+}
+
+/** The body as text; a UTF-8 byte order mark is dropped, as undici's body.text() does. */
+function bodyText(chunks: Buffer[], bytes: number): string {
+  const buffer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, bytes);
+  const start = buffer.length > 2 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
+  return buffer.toString('utf8', start);
 }
 
 /**

@@ -145,11 +145,17 @@ export function outcomeResult(outcome: WalletOutcome): number | 'unknown' {
   }
 }
 
+/** What a call runs for, passed through to its call event (the wallet never sees it). */
+export interface CallContext {
+  /** The gateway request the call is made for, so the wallet-call log line can name it. */
+  readonly requestId?: string;
+}
+
 /** The wallet as the rest of the gateway sees it. */
 export interface WalletClient {
-  call<Op extends Operation>(op: Op, fields: RequestFields[Op]): Promise<WalletOutcome>;
+  call<Op extends Operation>(op: Op, fields: RequestFields[Op], context?: CallContext): Promise<WalletOutcome>;
   /** Sends an already encoded body unchanged (retries resend the stored bytes). */
-  send(op: Operation, body: string): Promise<WalletOutcome>;
+  send(op: Operation, body: string, context?: CallContext): Promise<WalletOutcome>;
   /** true when the wallet's health check answered 204. */
   healthCheck(): Promise<{ healthy: boolean; detail: string }>;
   close(): Promise<void>;
@@ -165,5 +171,7 @@ export interface WalletCallEvent {
   readonly walletRequestId: string | undefined;
   readonly latencyMs: number;
   readonly transactionId: string | undefined;
+  /** CallContext.requestId of the call; undefined when none was given and for the health check. */
+  readonly requestId: string | undefined;
   readonly detail: string | undefined;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { WalletSettings } from '../../src/config/env';
@@ -67,6 +68,17 @@ function watchConnections(): { protocols: string[]; stop(): void } {
   };
   subscribe('undici:client:connected', listener);
   return { protocols, stop: () => unsubscribe('undici:client:connected', listener) };
+}
+
+/** Path and error code of every request undici errored in this process (its diagnostics channel). */
+function watchRequestErrors(): { errors: { path: string; code: unknown }[]; stop(): void } {
+  const errors: { path: string; code: unknown }[] = [];
+  const listener = (message: unknown): void => {
+    const { request, error } = message as { request: { path: string }; error: { code?: unknown } };
+    errors.push({ path: request.path, code: error.code });
+  };
+  subscribe('undici:request:error', listener);
+  return { errors, stop: () => unsubscribe('undici:request:error', listener) };
 }
 
 describe.each([
@@ -151,6 +163,15 @@ describe.each([
     expect(events[1]?.transactionId).toBe(tx(s, 'send'));
   });
 
+  it("puts the caller's request id on the call event", async () => {
+    const s = newSession();
+    expectOk(await client.call('authenticate', s, { requestId: 'gw-req-1' }));
+    const body = encodeRequest('debit', { ...s, amount: '1.00', round_id: tx(s, 'rid-r1'), transaction_id: tx(s, 'rid'), round_closed: false });
+    expectOk(await client.send('debit', body, { requestId: 'gw-req-2' }));
+    expectOk(await client.call('balance', s));
+    expect(events.map((e) => e.requestId)).toEqual(['gw-req-1', 'gw-req-2', undefined]);
+  });
+
   it('keeps ids up to 2^64-1 exact both ways', async () => {
     const s = newSession({ player_id: U64_MAX, site_id: U64_MAX, provider_id: U64_MAX });
     const ok = expectOk(await client.call('authenticate', s));
@@ -181,6 +202,42 @@ describe.each([
     // The wallet applied it: exactly why the outcome is unknown rather than failed.
     expect(sim.ledger.balanceOf(s.player_id)).toBe('998.00');
     expectOk(await fast.call('balance', s));
+  });
+
+  it('frees the connection or stream of an unanswered call at the deadline', async () => {
+    const watch = watchConnections();
+    const failures = watchRequestErrors();
+    try {
+      const single = otherClient({ WALLET_CONNECTIONS: 1, WALLET_TIMEOUT_MS: 300 });
+      const s = newSession();
+      expectOk(await single.call('authenticate', s));
+      sim.faults.applyThenDrop('balance', 1, { mode: 'hang' });
+      expect(await single.call('balance', s)).toMatchObject({ kind: 'unknown', reason: 'timeout', detail: 'no answer within 300 ms' });
+      // The deadline aborted the request inside undici (the headers-timeout backstop would be UND_ERR_HEADERS_TIMEOUT).
+      expect(failures.errors).toEqual([{ path: '/api/wallet/balance', code: 'UND_ERR_ABORTED' }]);
+      expectOk(await single.call('balance', s));
+      // HTTP/2 resets the stream and keeps the session; an HTTP/1.1 connection left mid-exchange is closed.
+      expect(watch.protocols).toHaveLength(tls ? 1 : 2);
+    } finally {
+      failures.stop();
+      watch.stop();
+    }
+  });
+
+  it('ends calls queued behind a busy connection at their own deadline and never sends them', async () => {
+    const single = otherClient({ WALLET_CONNECTIONS: 1, WALLET_HTTP2: false, WALLET_TIMEOUT_MS: 300 });
+    const s = newSession();
+    expectOk(await single.call('authenticate', s));
+    sim.faults.applyThenDrop('balance', 1, { mode: 'hang' });
+    sim.clearCalls();
+    const started = Date.now();
+    // The first takes the only connection and hangs; the other two wait in undici's queue past their deadline.
+    const outcomes = await Promise.all(Array.from({ length: 3 }, () => single.call('balance', s)));
+    expect(Date.now() - started).toBeLessThan(1500);
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'unknown', reason: 'timeout', detail: 'no answer within 300 ms' });
+    // A later call gets through only after the two expired ones left the queue without being sent.
+    expectOk(await single.call('balance', s));
+    expect(sim.calls().map((c) => c.fault ?? 'answered')).toEqual(['drop-hang', 'answered']);
   });
 
   it('maps a connection dropped after applying, and one reset before applying, to unknown connection', async () => {
@@ -394,6 +451,36 @@ describe('wallet client against a scripted server (answers the simulator never g
     answer(status as number, body as string);
     expect(await client.call('balance', s)).toMatchObject({ kind: 'unknown', reason });
     expect(events[0]).toMatchObject({ outcome: 'unknown', code: null, httpStatus: status });
+  });
+
+  it.each([
+    { label: 'HTTP/2', http2: true },
+    { label: 'HTTP/1.1 over TLS', http2: false },
+  ])('maps an answer over the size limit to unknown unparseable over $label', async ({ http2 }) => {
+    let body = `{"status":true,"message":"${'x'.repeat(1024 * 1024)}"}`;
+    const tlsServer = createSecureServer({ ...selfSignedCert(), allowHTTP1: true }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const seen: WalletCallEvent[] = [];
+    const tlsClient = createWalletClient({
+      settings: settingsFor(`https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}`, { WALLET_HTTP2: http2 }),
+      signer,
+      onCall: (e) => seen.push(e),
+    });
+    try {
+      expect(await tlsClient.call('balance', s)).toMatchObject({ kind: 'unknown', reason: 'unparseable' });
+      expect(seen[0]).toMatchObject({ outcome: 'unknown', httpStatus: 200, detail: expect.stringContaining('UND_ERR_RES_EXCEEDED_MAX_SIZE') });
+      body = success();
+      expectOk(await tlsClient.call('balance', s));
+    } finally {
+      await tlsClient.close();
+      await new Promise((resolve) => tlsServer.close(resolve));
+    }
   });
 
   it('cuts a body that stalls after the headers at the deadline and drops that connection', async () => {
