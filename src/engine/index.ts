@@ -18,4 +18,5 @@ export function createEngine(deps: EngineDeps): Engine {
   };
 }
 
-export type { Answer, EngineConfig, EngineDeps, EngineError, FieldIssue, LaunchResult, LookupResult, VerifyResult, WalletStatusView } from './types';
+export type { Answer, EngineConfig, EngineDeps, EngineError, FieldIssue, LaunchResult, LookupResult, RequestContext, VerifyResult, WalletStatusView } from './types';
+export { NO_CONTEXT } from './types';

@@ -1,13 +1,13 @@
 import { errorFor } from '../duties/settlement';
 import { fieldIssues, launchQuery } from './schemas';
-import { errors, type EngineDeps, type LaunchResult } from './types';
+import { NO_CONTEXT, errors, type EngineDeps, type LaunchResult, type RequestContext } from './types';
 
 /**
  * A player's launch: authenticate the launch token with the wallet, then open a gateway session
  * whose id (not the token) goes to the game client. A relaunch with the same token opens a new
  * session; the earlier one and its background work are left alone.
  */
-export type Launch = (query: unknown) => Promise<LaunchResult>;
+export type Launch = (query: unknown, context?: RequestContext) => Promise<LaunchResult>;
 
 export function fillGameUrl(template: string, sessionId: string, gameId: string): string {
   return template.replaceAll('{session_id}', encodeURIComponent(sessionId)).replaceAll('{game_id}', encodeURIComponent(gameId));
@@ -15,7 +15,7 @@ export function fillGameUrl(template: string, sessionId: string, gameId: string)
 
 export function createLaunch(deps: EngineDeps): Launch {
   const { wallet, sessions, config, clock } = deps;
-  return async (query) => {
+  return async (query, context = NO_CONTEXT) => {
     const parsed = launchQuery.safeParse(query);
     if (!parsed.success) return { kind: 'failed', error: errors.validation(fieldIssues(parsed.error)) };
     const q = parsed.data;
@@ -26,7 +26,7 @@ export function createLaunch(deps: EngineDeps): Launch {
       provider_id: config.PROVIDER_ID,
       game_id: q.game_id,
       currency: q.currency,
-    });
+    }, context);
     if (outcome.kind !== 'ok') return { kind: 'failed', error: errorFor(outcome) };
     const balance = outcome.response.balance;
     const session = await sessions.create(

@@ -3,12 +3,12 @@ import { walletSessionFields } from '../store/sessions';
 import type { WalletOutcome } from '../wallet/protocol';
 import { viewOf } from './records';
 import { emptyBody, fieldIssues, transactionIdParam } from './schemas';
-import { errors, type EngineDeps, type LookupResult, type VerifyResult, type WalletStatusView } from './types';
+import { NO_CONTEXT, errors, type EngineDeps, type LookupResult, type RequestContext, type VerifyResult, type WalletStatusView } from './types';
 
 /** The gateway's own record of a transaction, and a wallet `status` check of it. */
 export interface Lookups {
   getTransaction(transactionId: string): Promise<LookupResult>;
-  verify(transactionId: string, body: unknown): Promise<VerifyResult>;
+  verify(transactionId: string, body: unknown, context?: RequestContext): Promise<VerifyResult>;
 }
 
 export function createLookups(deps: EngineDeps): Lookups {
@@ -34,7 +34,7 @@ export function createLookups(deps: EngineDeps): Lookups {
      * its session's fields and the provider id. Read-only: the record is not changed by what the
      * wallet says.
      */
-    async verify(transactionId, body) {
+    async verify(transactionId, body, context = NO_CONTEXT) {
       const parsed = emptyBody.safeParse(body);
       if (!parsed.success) return { kind: 'failed', error: errors.validation(fieldIssues(parsed.error)) };
       const found = await find(transactionId);
@@ -43,7 +43,7 @@ export function createLookups(deps: EngineDeps): Lookups {
       // The session is read only when the body is gone (the token lives in one or the other).
       const session = record.walletBody === '' ? await sessions.profile(record.sessionId) : undefined;
       const fields = statusFieldsFor(record, session && walletSessionFields(session, config.PROVIDER_ID));
-      const said: WalletStatusView = fields === undefined ? NOT_ASKED : statusView(await wallet.call('status', fields));
+      const said: WalletStatusView = fields === undefined ? NOT_ASKED : statusView(await wallet.call('status', fields, context));
       return { kind: 'verified', view: await viewOf(record, transactions), wallet: said };
     },
   };

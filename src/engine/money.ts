@@ -8,7 +8,7 @@ import type { TransactionKind, TransactionRecord } from '../store/types';
 import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
-import { errors, failed, type Answer, type EngineConfig, type EngineDeps } from './types';
+import { NO_CONTEXT, errors, failed, type Answer, type EngineConfig, type EngineDeps, type RequestContext } from './types';
 
 /**
  * bet → debit, win → credit, refund → rollback. One claim in Redis decides idempotency, the
@@ -61,16 +61,16 @@ function claimRefusal(result: Exclude<ClaimResult, { kind: 'claimed' | 'deferred
 }
 
 export interface MoneyCalls {
-  bet(sessionId: string, body: unknown): Promise<Answer>;
-  win(sessionId: string, body: unknown): Promise<Answer>;
-  refund(sessionId: string, body: unknown): Promise<Answer>;
+  bet(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
+  win(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
+  refund(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
 }
 
 export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   const { wallet, sessions, transactions, duties, config, clock, logger } = deps;
   const multiBet = new Set(config.MULTI_BET_GAMES);
 
-  async function run(sessionId: string, p: Parsed): Promise<Answer> {
+  async function run(sessionId: string, p: Parsed, context: RequestContext): Promise<Answer> {
     // The session's fixed fields only (usually from memory): whether it is still there and open,
     // and its balance, come from the claim below, atomically with the claim itself.
     const session = await sessions.profile(sessionId);
@@ -130,7 +130,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
 
-    const outcome = await wallet.send(p.kind, walletBody);
+    const outcome = await wallet.send(p.kind, walletBody, context);
     const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
 
     switch (next.kind) {
@@ -200,21 +200,21 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   }
 
   return {
-    bet(sessionId, body) {
+    bet(sessionId, body, context = NO_CONTEXT) {
       const parsed = betBody.safeParse(body);
       if (!parsed.success) return Promise.resolve(failed(errors.validation(fieldIssues(parsed.error))));
       const b = parsed.data;
-      return run(sessionId, { kind: 'debit', roundId: b.round_id, transactionId: b.transaction_id, betTransactionId: null, amount: b.amount, roundClosed: b.round_closed ?? false });
+      return run(sessionId, { kind: 'debit', roundId: b.round_id, transactionId: b.transaction_id, betTransactionId: null, amount: b.amount, roundClosed: b.round_closed ?? false }, context);
     },
-    win(sessionId, body) {
-      return settleLike('credit', sessionId, body);
+    win(sessionId, body, context = NO_CONTEXT) {
+      return settleLike('credit', sessionId, body, context);
     },
-    refund(sessionId, body) {
-      return settleLike('rollback', sessionId, body);
+    refund(sessionId, body, context = NO_CONTEXT) {
+      return settleLike('rollback', sessionId, body, context);
     },
   };
 
-  function settleLike(kind: 'credit' | 'rollback', sessionId: string, body: unknown): Promise<Answer> {
+  function settleLike(kind: 'credit' | 'rollback', sessionId: string, body: unknown, context: RequestContext): Promise<Answer> {
     const parsed = settleBody.safeParse(body);
     if (!parsed.success) return Promise.resolve(failed(errors.validation(fieldIssues(parsed.error))));
     const b = parsed.data;
@@ -225,6 +225,6 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       betTransactionId: b.bet_transaction_id,
       amount: b.amount,
       roundClosed: b.round_closed ?? true,
-    });
+    }, context);
   }
 }

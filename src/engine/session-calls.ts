@@ -1,26 +1,26 @@
 import { errorFor } from '../duties/settlement';
 import { emptyBody, fieldIssues } from './schemas';
 import { walletSessionFields } from '../store/sessions';
-import { errors, failed, type Answer, type EngineDeps } from './types';
+import { NO_CONTEXT, errors, failed, type Answer, type EngineDeps, type RequestContext } from './types';
 
 /** balance and end: calls about the session, no transaction record. */
 export interface SessionCalls {
-  balance(sessionId: string, body: unknown): Promise<Answer>;
-  end(sessionId: string, body: unknown): Promise<Answer>;
+  balance(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
+  end(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
 }
 
 export function createSessionCalls(deps: EngineDeps): SessionCalls {
   const { wallet, sessions, duties, config, logger } = deps;
 
   return {
-    async balance(sessionId, body) {
+    async balance(sessionId, body, context = NO_CONTEXT) {
       const parsed = emptyBody.safeParse(body);
       if (!parsed.success) return failed(errors.validation(fieldIssues(parsed.error)));
       const session = await sessions.get(sessionId);
       if (session === undefined) return failed(errors.sessionNotFound());
       // The wallet token is deactivated once terminate went out.
       if (session.state === 'ended') return failed(errors.sessionEnded());
-      const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID));
+      const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind !== 'ok') return failed(errorFor(outcome));
       await sessions.touch(sessionId, outcome.response.balance);
       return { state: 'succeeded', transactionId: null, balance: outcome.response.balance, currency: session.currency };
@@ -31,7 +31,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
      * terminate is queued to run after them (202); with none, it is sent now. A terminate that
      * does not go through inline is queued too, so the token is always deactivated in the end.
      */
-    async end(sessionId, body) {
+    async end(sessionId, body, context = NO_CONTEXT) {
       const parsed = emptyBody.safeParse(body);
       if (!parsed.success) return failed(errors.validation(fieldIssues(parsed.error)));
       const session = await sessions.get(sessionId);
@@ -48,7 +48,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
         await duties.enqueueTerminate(sessionId);
         return queued;
       }
-      const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID));
+      const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind === 'ok') {
         await sessions.markEnded(sessionId, outcome.response.balance);
         return { ...done, balance: outcome.response.balance };

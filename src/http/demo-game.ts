@@ -8,7 +8,6 @@ import { jsonNumber } from '../lib/json';
 import { fractionDigits, fromMinor, toMinor } from '../lib/money';
 import type { Logger } from '../observability/logger';
 import { Code } from '../wallet/codes';
-import { runWithRequestId } from './context';
 import { demoGamePage } from './demo-game-page';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
@@ -100,7 +99,7 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
   api.post('/balance', async (req: Request, res: Response) => {
     const parsed = sessionBody.safeParse(req.body ?? {});
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
-    const answer = await runWithRequestId(requestIdOf(res), () => deps.engine.balance(parsed.data.session, {}));
+    const answer = await deps.engine.balance(parsed.data.session, {}, { requestId: requestIdOf(res) });
     if (answer.state === 'failed') return sendError(res, answer.error);
     sendJson(res, 200, { balance: answer.balance, currency: answer.currency });
   });
@@ -117,25 +116,24 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
     const betId = newId('b');
     const winId = newId('w');
 
-    await runWithRequestId(requestIdOf(res), async () => {
-      // Armed before the bet: a switch that cannot work must not leave a round open.
-      const armError = failCredits && won ? await failCredit(winId) : undefined;
-      if (armError) return sendError(res, armError);
+    const context = { requestId: requestIdOf(res) };
+    // Armed before the bet: a switch that cannot work must not leave a round open.
+    const armError = failCredits && won ? await failCredit(winId) : undefined;
+    if (armError) return sendError(res, armError);
 
-      const bet = await deps.engine.bet(sessionId, { round_id: roundId, transaction_id: betId, amount: jsonNumber(stake) });
-      if (bet.state === 'failed') return sendError(res, bet.error);
-      const win = await deps.engine.win(sessionId, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: jsonNumber(payout) });
-      if (win.state === 'failed') deps.logger.warn({ round_id: roundId, transaction_id: winId, code: win.error.code }, 'demo win refused');
-      const balance = win.state === 'failed' ? bet.balance : win.balance;
-      sendJson(res, 200, {
-        round_id: roundId,
-        outcome: won ? 'win' : 'loss',
-        reels: reelsFor(won, random),
-        bet: step(bet, betId, stake),
-        win: step(win, winId, payout),
-        balance,
-        currency: bet.currency,
-      });
+    const bet = await deps.engine.bet(sessionId, { round_id: roundId, transaction_id: betId, amount: jsonNumber(stake) }, context);
+    if (bet.state === 'failed') return sendError(res, bet.error);
+    const win = await deps.engine.win(sessionId, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: jsonNumber(payout) }, context);
+    if (win.state === 'failed') deps.logger.warn({ round_id: roundId, transaction_id: winId, code: win.error.code }, 'demo win refused');
+    const balance = win.state === 'failed' ? bet.balance : win.balance;
+    sendJson(res, 200, {
+      round_id: roundId,
+      outcome: won ? 'win' : 'loss',
+      reels: reelsFor(won, random),
+      bet: step(bet, betId, stake),
+      win: step(win, winId, payout),
+      balance,
+      currency: bet.currency,
     });
   });
 
@@ -143,7 +141,7 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
   api.get('/transactions/:id', async (req: Request, res: Response) => {
     const parsed = sessionBody.safeParse({ session: req.query.session });
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
-    const found = await runWithRequestId(requestIdOf(res), () => deps.engine.getTransaction(String(req.params.id)));
+    const found = await deps.engine.getTransaction(String(req.params.id));
     // Another session's record is as unknown to this page as a missing one.
     if (found.kind === 'failed' || found.view.session_id !== parsed.data.session) {
       return sendError(res, found.kind === 'failed' ? found.error : errors.transactionNotFound());

@@ -10,6 +10,8 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 
 export const notFound = (): EngineError => ({ code: 'NOT_FOUND', walletCode: null, httpStatus: 404, message: 'no such route' });
 
+const INTERNAL: EngineError = { code: 'INTERNAL_ERROR', walletCode: null, httpStatus: 500, message: 'internal error; the request may be repeated with the same body' };
+
 /** Errors body-parser raises carry a `type`; everything else is the gateway's own fault. */
 function fromThrown(err: unknown): EngineError | undefined {
   if (err instanceof JsonSyntaxError) return errors.validation([{ field: 'body', message: 'is not valid JSON' }]);
@@ -23,6 +25,17 @@ function fromThrown(err: unknown): EngineError | undefined {
   return undefined;
 }
 
+/**
+ * The one mapping of a thrown error to an answer, for the engine API and every Express route:
+ * a bad body is the caller's 4xx; anything else is a bug or broken infrastructure, logged, 500.
+ */
+export function thrownToError(err: unknown, logger: Logger, requestId: string, path: string): EngineError {
+  const known = fromThrown(err);
+  if (known !== undefined) return known;
+  logger.error({ err, request_id: requestId, path }, 'request failed');
+  return INTERNAL;
+}
+
 /** The Express error handler: thrown errors become the contract's error shape too. */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, next: NextFunction): void => {
@@ -30,12 +43,6 @@ export function errorHandler(logger: Logger) {
       next(err);
       return;
     }
-    const known = fromThrown(err);
-    if (known !== undefined) {
-      sendError(res, known);
-      return;
-    }
-    logger.error({ err, request_id: res.locals.requestId as string, path: req.path }, 'request failed');
-    sendError(res, { code: 'INTERNAL_ERROR', walletCode: null, httpStatus: 500, message: 'internal error; the request may be repeated with the same body' });
+    sendError(res, thrownToError(err, logger, res.locals.requestId as string, req.path));
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /** A caller's id is kept when it is short and plain (it ends up in logs and headers). */
@@ -6,12 +7,17 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** Gives every request an id: the caller's X-Request-Id when sane, else a fresh uuid; echoed at once. */
-export function requestId(req: Request, res: Response, next: NextFunction): void {
+/** The caller's X-Request-Id when sane, else a fresh uuid; echoed at once. */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
-  res.locals.requestId = id;
   res.setHeader(REQUEST_ID_HEADER, id);
+  return id;
+}
+
+/** The same for Express routes, kept in res.locals. */
+export function requestId(req: Request, res: Response, next: NextFunction): void {
+  res.locals.requestId = assignRequestId(req, res);
   next();
 }
 

@@ -1,4 +1,3 @@
-import { currentRequestId } from '../http/context';
 import { unredactedSibling, type Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { WalletCallEvent } from '../wallet/protocol';
@@ -15,7 +14,7 @@ export function walletCallObserver(logger: Logger, metrics: Metrics | undefined)
     metrics?.walletLatency.observe({ operation: event.operation }, event.latencyMs / 1000);
     log[event.outcome === 'unknown' ? 'warn' : 'info'](
       {
-        request_id: currentRequestId(),
+        request_id: event.requestId,
         wallet_request_id: event.walletRequestId,
         operation: event.operation,
         outcome: event.outcome,

@@ -160,8 +160,10 @@ function decodeHistory(text: string | undefined): (number | 'unknown')[] {
  */
 const BODY_PIECE_BYTES = 64;
 
-function bodyPieces(body: string): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Appends the body's pieces as field/value pairs to `out`. */
+function pushBodyPieces(out: string[], body: string): void {
+  // Pure ASCII (every wallet body the gateway writes): bytes are characters, cut every 64.
+  const ascii = Buffer.byteLength(body, 'utf8') === body.length;
   let piece = 0;
   let start = 0;
   while (start < body.length || piece === 0) {
@@ -169,16 +171,16 @@ function bodyPieces(body: string): Record<string, string> {
     // Shorten until it fits in bytes (only non-ASCII text is longer in bytes than in characters),
     // never ending between the two halves of a surrogate pair.
     while (
+      !ascii &&
       end > start + 1 &&
       (Buffer.byteLength(body.slice(start, end), 'utf8') > BODY_PIECE_BYTES || (end < body.length && isHighSurrogate(body.charCodeAt(end - 1))))
     ) {
       end -= 1;
     }
-    out[piece === 0 ? RECORD_FIELDS.walletBody : `${RECORD_FIELDS.walletBody}${piece}`] = body.slice(start, end);
+    out.push(piece === 0 ? RECORD_FIELDS.walletBody : `${RECORD_FIELDS.walletBody}${piece}`, body.slice(start, end));
     piece += 1;
     start = end;
   }
-  return out;
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -235,51 +237,50 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
   };
 }
 
-function flatten(fields: Record<string, string>): string[] {
-  return Object.entries(fields).flat();
-}
-
-function newRecordFields(r: NewTransaction, now: number): Record<string, string> {
+/** A new record as HSET field/value pairs (built as the flat list the scripts take). */
+function newRecordFields(r: NewTransaction, now: number): string[] {
   const f = RECORD_FIELDS;
-  return {
-    [f.transactionId]: r.transactionId,
-    [f.kind]: r.kind,
-    [f.state]: 'pending',
-    [f.sessionId]: r.sessionId,
-    [f.tokenRef]: r.tokenRef,
-    [f.playerId]: r.playerId,
-    [f.siteId]: r.siteId,
-    [f.roundId]: r.roundId,
-    [f.walletRoundId]: r.walletRoundId,
-    [f.amount]: r.amount,
-    [f.currency]: r.currency,
-    [f.roundClosed]: r.roundClosed ? '1' : '0',
-    [f.referenceTransactionId]: r.referenceTransactionId ?? '',
-    [f.bodyHash]: r.bodyHash,
-    [f.walletOperation]: r.walletOperation,
-    ...bodyPieces(r.walletBody),
-    [f.attempts]: '0',
-    [f.history]: '',
-    [f.isCompensation]: r.isCompensation ? '1' : '0',
-    [f.deferred]: '0',
+  const out = [
+    f.transactionId, r.transactionId,
+    f.kind, r.kind,
+    f.state, 'pending',
+    f.sessionId, r.sessionId,
+    f.tokenRef, r.tokenRef,
+    f.playerId, r.playerId,
+    f.siteId, r.siteId,
+    f.roundId, r.roundId,
+    f.walletRoundId, r.walletRoundId,
+    f.amount, r.amount,
+    f.currency, r.currency,
+    f.roundClosed, r.roundClosed ? '1' : '0',
+    f.referenceTransactionId, r.referenceTransactionId ?? '',
+    f.bodyHash, r.bodyHash,
+    f.walletOperation, r.walletOperation,
+    f.attempts, '0',
+    f.history, '',
+    f.isCompensation, r.isCompensation ? '1' : '0',
+    f.deferred, '0',
     // Counted in its round's `open` while not final (credits and rollbacks only; set by the scripts).
-    in_round: '0',
-    [f.createdAt]: String(r.createdAt),
-    [f.updatedAt]: String(now),
-  };
+    'in_round', '0',
+    f.createdAt, String(r.createdAt),
+    f.updatedAt, String(now),
+  ];
+  pushBodyPieces(out, r.walletBody);
+  return out;
 }
 
-function updateFields(u: Partial<SettleUpdate>, now: number): Record<string, string> {
+/** The fields an update sets, as HSET field/value pairs. */
+function updateFields(u: Partial<SettleUpdate>, now: number): string[] {
   const f = RECORD_FIELDS;
-  const out: Record<string, string> = { [f.updatedAt]: String(now) };
-  if (u.state !== undefined) out[f.state] = u.state;
-  if (u.attempts !== undefined) out[f.attempts] = String(u.attempts);
-  if (u.lastWalletCode !== undefined) out[f.lastWalletCode] = u.lastWalletCode === null ? '' : String(u.lastWalletCode);
-  if (u.history !== undefined) out[f.history] = encodeHistory(u.history);
-  if (u.balance !== undefined) out[f.balance] = u.balance ?? '';
-  if (u.error !== undefined) out[f.error] = u.error === null ? '' : JSON.stringify(u.error);
-  if (u.note !== undefined) out[f.note] = u.note ?? '';
-  if (u.inFlightUntil !== undefined) out[f.inFlightUntil] = u.inFlightUntil === null ? '' : String(u.inFlightUntil);
+  const out: string[] = [f.updatedAt, String(now)];
+  if (u.state !== undefined) out.push(f.state, u.state);
+  if (u.attempts !== undefined) out.push(f.attempts, String(u.attempts));
+  if (u.lastWalletCode !== undefined) out.push(f.lastWalletCode, u.lastWalletCode === null ? '' : String(u.lastWalletCode));
+  if (u.history !== undefined) out.push(f.history, encodeHistory(u.history));
+  if (u.balance !== undefined) out.push(f.balance, u.balance ?? '');
+  if (u.error !== undefined) out.push(f.error, u.error === null ? '' : JSON.stringify(u.error));
+  if (u.note !== undefined) out.push(f.note, u.note ?? '');
+  if (u.inFlightUntil !== undefined) out.push(f.inFlightUntil, u.inFlightUntil === null ? '' : String(u.inFlightUntil));
   return out;
 }
 
@@ -468,7 +469,6 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
 
   return {
     async claim({ record, amountMinor, leaseUntil, sessionTtlSeconds }) {
-      const fields = newRecordFields(record, clock());
       const reply = (await claimScript(
         redis,
         5,
@@ -487,7 +487,7 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         String(retentionSeconds),
         record.transactionId,
         sessionTtlSeconds === undefined ? '' : String(sessionTtlSeconds),
-        ...flatten(fields),
+        ...newRecordFields(record, clock()),
       )) as (string | null)[];
       const [kind, balance, ...rest] = reply as [string, string | null, ...string[]];
       if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))!, sessionBalance: balance };
@@ -524,20 +524,15 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
         update.debitState ?? '',
         update.expect.join(','),
         update.expectAttempts === undefined ? '' : String(update.expectAttempts),
-        ...flatten(updateFields(update, now)),
+        ...updateFields(update, now),
       );
       return applied === 1;
     },
 
     async beginCompensation(start) {
       const now = clock();
-      const debitFields = flatten(
-        updateFields(
-          { attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error },
-          now,
-        ),
-      );
-      const compFields = flatten(newRecordFields(start.compensation, now));
+      const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
+      const compFields = newRecordFields(start.compensation, now);
       const reply = (await beginCompensationScript(
         redis,
         5,

@@ -129,6 +129,17 @@ describe('happy paths', () => {
     expect(text).toMatch(/engine_requests_total\{route="\/engine\/v1\/sessions\/:sessionId\/balance",status="200"\} [1-9]/);
     expect(text).toMatch(/wallet_calls_total\{operation="balance",outcome="ok",code="1"\} [1-9]/);
   });
+
+  it('writes one request line and one wallet-call line per bet, both with the request id', async () => {
+    const { sessionId } = await session();
+    const requestId = uniqueId('bet-log');
+    const bet = await engine(h, `/sessions/${sessionId}/bet`, { round_id: uniqueId('r'), transaction_id: uniqueId('t'), amount: 1 }).set('X-Request-Id', requestId);
+    expect(bet.status).toBe(200);
+    const lines = h.logs.flatMap((chunk) => chunk.split('\n')).filter((l) => l.includes(`"request_id":"${requestId}"`));
+    const parsed = lines.map((l) => JSON.parse(l) as { msg: string; operation?: string; res?: { status: number } });
+    expect(parsed.filter((l) => l.msg === 'wallet call').map((l) => l.operation)).toEqual(['debit']);
+    expect(parsed.filter((l) => l.msg === 'request completed').map((l) => l.res?.status)).toEqual([200]);
+  });
 });
 
 describe('contract error codes', () => {

@@ -62,6 +62,8 @@ const cases: [string, Case][] = [
   ['a wrong Bearer key', { ...bet(`{${ok},"amount":1}`), auth: 'Bearer nope', status: 401 }],
   ['the key without the Bearer scheme', { ...bet(`{${ok},"amount":1}`), auth: API_KEY, status: 401 }],
   ['a body over 16 KiB', { ...bet(`{${ok},"amount":1,"pad":"${'p'.repeat(16 * 1024)}"}`), status: 413 }],
+  ['a session id that is not valid URL encoding', { path: () => '/sessions/%E0%A4%A/bet', raw: `{${ok},"amount":1}`, fields: ['session_id'] }],
+  ['a transaction id that is not valid URL encoding', { path: () => '/transactions/%ZZ', raw: '', method: 'get', fields: ['transaction_id'] }],
 ];
 
 describe('malformed engine requests', () => {
@@ -94,9 +96,34 @@ describe('malformed engine requests', () => {
     expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('answers an unknown route with 404 in the same shape', async () => {
-    const res = await engine(h, `/sessions/${eur}/cashout`, '{}');
+  it.each([
+    ['an unknown action', 'post', (): string => `/sessions/${eur}/cashout`],
+    ['a bet by GET', 'get', (): string => `/sessions/${eur}/bet`],
+    ['a lookup by POST', 'post', (): string => '/transactions/t1'],
+    ['an empty session id', 'post', (): string => '/sessions//bet'],
+    ['a path one segment too long', 'post', (): string => `/sessions/${eur}/bet/now`],
+    ['no route under the prefix', 'get', (): string => '/'],
+  ] as const)('answers %s with 404 in the same shape, and sends nothing', async (_label, method, path) => {
+    const res = await request(h.url)[method](`/engine/v1${path()}`).set('Authorization', `Bearer ${API_KEY}`).send(`{${ok},"amount":1}`);
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ state: 'failed', error: { code: 'NOT_FOUND' } });
+    expect(res.body.request_id).toBe(res.headers['x-request-id']);
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+
+  it('asks for the key before it says whether a route exists', async () => {
+    const res = await request(h.url).post(`/engine/v1/sessions/${eur}/cashout`).send('{}');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('keeps the connection usable after refusing a body it did not read', async () => {
+    const agent = request.agent(h.url);
+    const refused = await agent.post(`/engine/v1/sessions/${eur}/cashout`).set('Authorization', `Bearer ${API_KEY}`).send(`{"pad":"${'p'.repeat(8 * 1024)}"}`);
+    expect(refused.status).toBe(404);
+    const balance = await agent.post(`/engine/v1/sessions/${eur}/balance`).set('Authorization', `Bearer ${API_KEY}`).send('{}');
+    expect(balance.status).toBe(200);
+    h.sim.clearCalls();
   });
 });

@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Engine, RequestContext } from '../engine';
+import { errors } from '../engine/types';
+import type { Logger } from '../observability/logger';
+import { bearerCheck, unauthorized } from './auth';
+import { readJsonBody } from './body';
+import { notFound, thrownToError } from './errors';
+import { assignRequestId } from './request-id';
+import { pathOnly, type RequestLog } from './request-log';
+import { answerReply, errorReply, lookupReply, verifyReply, writeJson, type Reply } from './respond';
+
+/**
+ * /engine/v1: the game-engine API of contract section 4, on the bare node request and response.
+ * It is the hot path (a bet is a claim, a wallet call and a settle), so it skips Express's
+ * per-request work — prototype swaps, a router walk over every layer, res.locals — and dispatches
+ * its seven routes by splitting the path once. Everything else stays on the Express app.
+ */
+export const ENGINE_API_PREFIX = '/engine/v1/';
+
+export interface EngineApiDeps {
+  readonly engine: Engine;
+  readonly apiKey: string;
+  readonly logger: Logger;
+  readonly log: RequestLog;
+}
+
+interface Route {
+  /** The metric label, as the Express route pattern was. */
+  readonly label: string;
+  /** Which error field names the path parameter when it cannot be decoded. */
+  readonly param: 'session_id' | 'transaction_id';
+  readonly readsBody: boolean;
+  run(param: string, body: unknown, context: RequestContext): Promise<Reply>;
+}
+
+function routes(engine: Engine): { session: Map<string, Route>; transaction: Route; verify: Route } {
+  const sessionRoute = (action: 'balance' | 'bet' | 'win' | 'refund' | 'end'): [string, Route] => [
+    action,
+    {
+      label: `/engine/v1/sessions/:sessionId/${action}`,
+      param: 'session_id',
+      readsBody: true,
+      run: async (sessionId, body, context) => answerReply(await engine[action](sessionId, body, context)),
+    },
+  ];
+  return {
+    session: new Map(['bet', 'win', 'refund', 'balance', 'end'].map((a) => sessionRoute(a as 'bet'))),
+    transaction: {
+      label: '/engine/v1/transactions/:transactionId',
+      param: 'transaction_id',
+      readsBody: false,
+      run: async (id) => lookupReply(await engine.getTransaction(id)),
+    },
+    verify: {
+      label: '/engine/v1/transactions/:transactionId/verify',
+      param: 'transaction_id',
+      readsBody: true,
+      run: async (id, body, context) => verifyReply(await engine.verify(id, body, context)),
+    },
+  };
+}
+
+/** `/engine/v1/sessions/{id}/{action}` (POST), `/engine/v1/transactions/{id}` (GET), `…/{id}/verify` (POST). */
+function match(table: ReturnType<typeof routes>, method: string | undefined, path: string): { route: Route; raw: string } | undefined {
+  const parts = path.slice(ENGINE_API_PREFIX.length).split('/');
+  const [collection, raw, action] = parts;
+  if (raw === undefined || raw === '' || parts.length > 3) return undefined;
+  if (collection === 'sessions' && method === 'POST' && action !== undefined) {
+    const route = table.session.get(action);
+    return route && { route, raw };
+  }
+  if (collection !== 'transactions') return undefined;
+  if (action === undefined) return method === 'GET' ? { route: table.transaction, raw } : undefined;
+  return action === 'verify' && method === 'POST' ? { route: table.verify, raw } : undefined;
+}
+
+function decode(raw: string): string | undefined {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isEngineApiRequest(url: string | undefined): boolean {
+  return url !== undefined && url.startsWith(ENGINE_API_PREFIX);
+}
+
+export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { logger, log } = deps;
+  const table = routes(deps.engine);
+  const authorized = bearerCheck(deps.apiKey);
+
+  async function serve(route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
+    const param = decode(raw);
+    if (!route.readsBody || param === undefined) req.resume();
+    if (param === undefined) return errorReply(errors.validation([{ field: route.param, message: 'is not a valid URL path segment' }]));
+    const body = route.readsBody ? await readJsonBody(req, res) : {};
+    return route.run(param, body, context);
+  }
+
+  return (req, res) => {
+    const startedAt = performance.now();
+    const requestId = assignRequestId(req, res);
+    const path = pathOnly(req.url);
+    const answer = (reply: Reply, route: string): void => {
+      const answered = !req.socket.destroyed;
+      if (answered) writeJson(res, reply.status, reply.body, requestId);
+      log({ requestId, method: req.method, path, route, status: reply.status, startedAt, answered });
+    };
+    if (!authorized(req.headers.authorization)) {
+      req.resume();
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      answer(errorReply(unauthorized()), 'unmatched');
+      return;
+    }
+    const found = match(table, req.method, path);
+    if (found === undefined) {
+      req.resume();
+      answer(errorReply(notFound()), 'unmatched');
+      return;
+    }
+    const { route, raw } = found;
+    void serve(route, raw, req, res, { requestId })
+      .catch((err: unknown) => errorReply(thrownToError(err, logger, requestId, path)))
+      .then((reply) => answer(reply, route.label));
+  };
+}

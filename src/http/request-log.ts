@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { unredactedSibling, type Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+
+/**
+ * One line per request and the request counter. Only what is safe: method, the path without its
+ * query (a launch query carries the wallet token), status, time; never headers or bodies.
+ */
+export interface RequestLine {
+  readonly requestId: string;
+  readonly method: string | undefined;
+  /** From pathOnly(). */
+  readonly path: string;
+  /** The route pattern for the metric label (bounded cardinality), or 'unmatched'. */
+  readonly route: string;
+  readonly status: number;
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number;
+  /** False when the client was gone before its answer was written. */
+  readonly answered: boolean;
+}
+
+export type RequestLog = (line: RequestLine) => void;
+
+/** The URL as logged: path only, since a launch query carries the wallet token. */
+export function pathOnly(url: string | undefined): string {
+  const u = url ?? '';
+  const q = u.indexOf('?');
+  return q < 0 ? u : u.slice(0, q);
+}
+
+export function requestLog(logger: Logger, metrics: Metrics | undefined): RequestLog {
+  // Every field is picked one by one (ids, status, a path without its query): no redaction pass.
+  const log = unredactedSibling(logger);
+  return (line) => {
+    metrics?.engineRequests.inc({ route: line.route, status: String(line.status) });
+    log[!line.answered || line.status >= 500 ? 'error' : 'info'](
+      {
+        request_id: line.requestId,
+        req: { method: line.method, path: line.path },
+        res: { status: line.status },
+        responseTime: Math.round((performance.now() - line.startedAt) * 10) / 10,
+      },
+      line.answered ? 'request completed' : 'request aborted',
+    );
+  };
+}
+
+/** For Express routes: the line is written when the connection is done with the response. */
+export function logWhenClosed(log: RequestLog, req: IncomingMessage, res: ServerResponse, requestId: string, route: () => string): void {
+  const startedAt = performance.now();
+  // Read now: a mounted router rewrites req.url while it runs.
+  const path = pathOnly(req.url);
+  res.once('close', () => {
+    log({ requestId, method: req.method, path, route: route(), status: res.statusCode, startedAt, answered: res.writableFinished });
+  });
+}
