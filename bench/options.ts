@@ -18,6 +18,11 @@ export interface BenchOptions {
   readonly retryJobs: number;
   readonly quick: boolean;
   readonly profile: boolean;
+  /**
+   * Requests (bets and their wins, half each) for the long RSS run, 0 = not run. Not part of the
+   * default run: a million requests take about ten minutes on this box.
+   */
+  readonly endurance: number;
   /** The parts to run (default all); the targets of parts left out read n/a. */
   readonly only: readonly Part[];
   /** Gateway and reference-server processes (GATEWAY_PROCESSES). */
@@ -33,6 +38,8 @@ const USAGE = `usage: npm run bench -- [options]
   --duration S      seconds of measured load per case (default 10; --quick: 2)
   --quick           smoke run: short cases, fewer retry jobs
   --profile         also run the gateway bet case under node --cpu-prof and print the top self-time functions
+  --endurance N     also drive N requests (bets and wins) through one more gateway and sample its RSS
+                    every 10%: the "RSS after 1 M requests" target (--endurance 1000000: ~10 minutes)
   --only LIST       comma-separated parts to run, of ${PARTS.join(', ')} (default all; worker needs gateway)
   --processes N     gateway / reference server processes (default: available cores)
   --log-level L     gateway LOG_LEVEL (default info: the logging cost is part of the product)
@@ -55,6 +62,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       quick: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       only: { type: 'string' },
+      endurance: { type: 'string' },
       processes: { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
       'no-build': { type: 'boolean', default: false },
@@ -80,6 +88,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     quick,
     profile: values.profile,
     only: only as Part[],
+    endurance: values.endurance === undefined ? 0 : Math.round(positive('endurance', values.endurance, 0)),
     processes: Math.round(positive('processes', values.processes, availableParallelism())),
     build: !values['no-build'],
     verbose: values.verbose,

@@ -183,10 +183,11 @@ function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, opt
   };
 }
 
-async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions): Promise<void> {
+/** `name`: reference.bet before the gateway cases, reference.bet.after once more after them. */
+async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, name: string): Promise<void> {
   const port = await freePort();
   const prefix = 'wgwbench-ref';
-  const players = identities(options.connections, 'ref');
+  const players = identities(options.connections, name);
   await authenticateAll(sim, players);
   const redis = new Redis(redisUrl);
   const sessions = players.map((_, i) => `ref-session-${i}`);
@@ -198,7 +199,7 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions):
   const ref = service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
   await waitUntil('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, ref);
-  await measure('reference.bet', options, ref, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  await measure(name, options, ref, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
   await ref.stop();
   await clearSimCalls(sim);
 }
@@ -310,6 +311,34 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
   return { gateway, sessions, worker };
+}
+
+/**
+ * --endurance N: one more gateway, N requests in ten slices, each slice bets and then one win per
+ * bet (a long run of the two money calls), RSS of every process sampled after each slice.
+ */
+async function enduranceCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport): Promise<void> {
+  const gateway = await startGateway(sim, redisUrl, options, 'endurance');
+  const sessions = await launchSessions(gateway, options.connections, 'endurance');
+  const ids = new Ids();
+  const slice = Math.max(2, Math.ceil(options.endurance / 10));
+  const samples: { requests: number; rssMiB: { pid: number; mib: number }[] }[] = [{ requests: 0, rssMiB: rssMiB(gateway.service.pid) }];
+  const began = Date.now();
+  let requests = 0;
+  let errors = 0;
+  while (requests < options.endurance) {
+    const bets = new PlacedQueue();
+    const wanted = Math.min(slice, options.endurance - requests);
+    const placed = await runLoad({ ...engineSpec(gateway, 'bet', ids, sessions, bets, options.connections), amount: Math.ceil(wanted / 2), durationSec: 3600 });
+    const won = await runLoad({ ...engineSpec(gateway, 'win', ids, sessions, bets, options.connections), amount: bets.size, durationSec: 3600 });
+    requests += placed.requests + won.requests;
+    errors += placed.errors + won.errors;
+    samples.push({ requests, rssMiB: rssMiB(gateway.service.pid) });
+    log(`endurance: ${requests} requests, ${errors} errors, RSS ${samples[samples.length - 1]?.rssMiB.map((p) => p.mib).join(' + ')} MiB`);
+    await clearSimCalls(sim);
+  }
+  report.memory.endurance = { requests, seconds: Math.round((Date.now() - began) / 1000), errors, samples };
+  await gateway.service.stop();
 }
 
 // --- worker -------------------------------------------------------------------------------
@@ -495,7 +524,7 @@ async function main(): Promise<void> {
 
   const runs = (p: Part): boolean => options.only.includes(p);
   if (runs('direct')) await part('direct cases (a)', () => directCases(sim, options));
-  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options));
+  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet'));
 
   if (!gatewayBuilt) {
     report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
@@ -518,9 +547,13 @@ async function main(): Promise<void> {
       await gateway.service.stop();
     });
   }
+  // The yardstick again, right after the gateway cases: the box's speed drifts by tens of percent
+  // within a run, and the ratios use the mean of both reference runs.
+  if (runs('reference') && runs('gateway')) await part('reference case (b), after', () => referenceCase(sim, redis.url, options, 'reference.bet.after'));
   if (gatewayBuilt) {
     if (runs('tls')) await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
+    if (options.endurance > 0) await part('endurance', () => enduranceCase(sim, redis.url, options, report));
   }
 
   report.derived = derive(report);
