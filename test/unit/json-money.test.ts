@@ -1,3 +1,4 @@
+import { stringify as losslessStringify } from 'lossless-json';
 import { LosslessNumber, parseJson, stringifyJson, JsonSyntaxError, jsonNumber } from '../../src/lib/json';
 import { fromMinor, sameAmount, toMinor } from '../../src/lib/money';
 import { decimalText, u64 } from '../../src/lib/schemas';
@@ -22,6 +23,105 @@ describe('lossless JSON', () => {
   it('throws a typed error on bad JSON', () => {
     expect(() => parseJson('{"a":')).toThrow(JsonSyntaxError);
     expect(() => parseJson('<html>')).toThrow(JsonSyntaxError);
+  });
+});
+
+describe('stringifyJson writes what lossless-json stringify writes', () => {
+  const BIG = 2n ** 64n - 1n;
+  const TRICKY = 'q"b\\c/\n\r\t\b\f\u0000\u001f\u007f\u2028\u2029é€😀\ud800x\udc00';
+  // Another copy of lossless-json is recognised by this marker, not by instanceof.
+  const foreignNumber = { [Symbol.for('lossless-json.LosslessNumber')]: true, value: '7.10', toString: () => '7.10' };
+
+  const table: Array<[string, unknown]> = [
+    ['2^64−1 as LosslessNumber', jsonNumber(MAX)],
+    ['2^64−1 as bigint', BIG],
+    ['negative bigint', -BIG],
+    ['amounts', { a: jsonNumber('10.50'), b: jsonNumber('0.125'), c: jsonNumber('0'), d: jsonNumber('-1.5e-7') }],
+    ['wallet debit body', { token: 't', player_id: jsonNumber(MAX), amount: jsonNumber('10.50'), round_closed: false }],
+    ['nested', { a: [1, [2, { b: [] }], {}], c: { d: { e: null } } }],
+    ['tricky string', TRICKY],
+    ['one escape each', ['"', '\\', '\u0000', '\u001f', 'a\ud800', '\udc00b', '\udc00\ud800', '😀', '\u007f', ' ']],
+    ['tricky keys', { [TRICKY]: 1, '': 2, 'a"b': 3 }],
+    ['undefined, function and symbol properties', { a: undefined, b: () => 1, c: Symbol('s'), d: 1 }],
+    ['undefined, function and symbol elements', [undefined, () => 1, Symbol('s'), 1]],
+    ['sparse array', [1, , 3]], // eslint-disable-line no-sparse-arrays -- a hole is what is tested
+    ['null', null],
+    ['booleans', [true, false]],
+    ['numbers', [0, -0, 1.5, -2e-7, 1e21, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity]],
+    ['Date', { at: new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 6)) }],
+    ['invalid Date', new Date(Number.NaN)],
+    ['boxed primitives', [Object(true), Object(1.5), Object('s')]],
+    ['toJSON', { a: { toJSON: () => ({ n: jsonNumber('1.0') }) }, b: { toJSON: () => undefined } }],
+    ['toJSON on an array is not called', Object.assign([1], { toJSON: () => 'x' })],
+    ['Map and Set have no own keys', [new Map([[1, 2]]), new Set([1])]],
+    ['object without prototype', Object.assign(Object.create(null) as object, { a: 1 })],
+    ['inherited properties are skipped', Object.assign(Object.create({ inherited: 1 }) as object, { own: 2 })],
+    ['LosslessNumber from another copy', { n: foreignNumber }],
+    ['empty object', {}],
+    ['empty array', []],
+  ];
+
+  it.each(table)('%s', (_name, value) => {
+    expect(stringifyJson(value)).toBe(losslessStringify(value));
+  });
+
+  it('writes the expected text', () => {
+    expect(stringifyJson({ id: jsonNumber(MAX), big: BIG, amount: jsonNumber('10.50'), small: jsonNumber('0.125') })).toBe(
+      `{"id":${MAX},"big":${MAX},"amount":10.50,"small":0.125}`,
+    );
+    expect(stringifyJson({ a: undefined, b: () => 1, c: Symbol('s'), d: null, e: [undefined, () => 1, true, false] })).toBe('{"d":null,"e":[null,null,true,false]}');
+    expect(stringifyJson({ at: new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 6)) })).toBe('{"at":"2024-01-02T03:04:05.006Z"}');
+    expect(stringifyJson('q"b\\c\n\u0001\u2028é😀\ud800')).toBe('"q\\"b\\\\c\\n\\u0001\u2028é😀\\ud800"');
+    expect(stringifyJson([NaN, Infinity, -0, 1.5])).toBe('[null,null,0,1.5]');
+    expect(stringifyJson({ a: [], b: {} })).toBe('{"a":[],"b":{}}');
+  });
+
+  it('refuses a top-level value without JSON text', () => {
+    for (const value of [undefined, () => 1, Symbol('s'), { toJSON: () => undefined }]) {
+      expect(() => stringifyJson(value)).toThrow(new TypeError('value is not JSON-serialisable'));
+    }
+  });
+
+  it('matches on random nested values', () => {
+    // A fixed-seed LCG (Numerical Recipes constants) so a failure replays.
+    let seed = 0x2f6b_1a3d;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const int = (n: number): number => Math.floor(next() * n);
+    const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+    const CHARS = ['a', 'Z', '0', ' ', '"', '\\', '/', '\n', '\u0000', '\u001f', '\u007f', '\u2028', 'é', '€', '😀', '\ud800', '\udfff'];
+    const text = (): string => Array.from({ length: int(6) }, () => pick(CHARS)).join('');
+    const run = (): string => Array.from({ length: 1 + int(20) }, () => String(int(10))).join('');
+    const digits = (): string => run().replace(/^0+(?=.)/, '');
+    const leaf = (): unknown =>
+      pick<() => unknown>([
+        text,
+        () => jsonNumber(`${pick(['', '-'])}${digits()}${pick(['', `.${run()}`])}${pick(['', `e${pick(['', '+', '-'])}${int(30)}`])}`),
+        () => BigInt(digits()) * pick([1n, -1n]),
+        () => pick([0, -0, 1.5, -7, 1e21, 5e-324, NaN, Infinity, -Infinity, next() * 1e6]),
+        () => next() < 0.5,
+        () => null,
+        () => undefined,
+        () => (): number => 1,
+        () => Symbol('s'),
+        () => new Date(int(2 ** 42)),
+      ])();
+    const value = (depth: number): unknown => {
+      const kind = depth === 0 ? 0 : int(3);
+      if (kind === 0) return leaf();
+      if (kind === 1) return Array.from({ length: int(5) }, () => value(depth - 1));
+      const out: Record<string, unknown> = {};
+      for (let i = int(5); i > 0; i--) out[text()] = value(depth - 1);
+      return out;
+    };
+    for (let i = 0; i < 500; i++) {
+      const v = value(4);
+      const expected = losslessStringify(v);
+      if (expected === undefined) expect(() => stringifyJson(v)).toThrow(TypeError);
+      else expect(stringifyJson(v)).toBe(expected);
+    }
   });
 });
 
