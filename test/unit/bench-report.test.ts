@@ -1,0 +1,74 @@
+import { parseOptions } from '../../bench/options';
+import { derive, render, type BenchReport, type CaseResult } from '../../bench/report';
+
+/** The bench's arithmetic: which figures the targets are judged on. */
+const load = (rps: number, extra: Partial<CaseResult> = {}): CaseResult => ({
+  connections: 64,
+  seconds: 10,
+  requests: rps * 10,
+  rps,
+  p50: 1,
+  p99: 2,
+  max: 3,
+  errors: 0,
+  statuses: { 200: rps * 10 },
+  serverCpuUsPerRequest: 500,
+  ...extra,
+});
+
+function report(cases: Record<string, CaseResult>, memory: BenchReport['memory'] = {}): BenchReport {
+  return {
+    date: '2026-11-22T00:00:00.000Z',
+    git: { sha: 'abc1234', dirty: false },
+    machine: { cpus: 2, node: 'v20', loadAverageAtStart: [0, 0, 0] },
+    options: parseOptions([]),
+    cases,
+    walletConnections: {},
+    memory,
+    skipped: [],
+  };
+}
+
+const target = (r: BenchReport, prefix: string) => derive(r).targets.find((t) => t.name.startsWith(prefix));
+
+it('divides by the mean of the reference runs before and after the gateway cases', () => {
+  const r = report({ 'reference.bet': load(3000), 'reference.bet.after': load(2000), 'gateway.bet': load(1300), 'gateway.balance': load(1400) });
+  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.52);
+  expect(target(r, 'gateway bet')?.met).toBe(true);
+  expect(target(r, 'gateway balance')).toMatchObject({ value: 0.56, met: false });
+});
+
+it('uses the one reference run there is', () => {
+  const r = report({ 'reference.bet': load(3000), 'gateway.win': load(1400) });
+  expect(derive(r).ratios['gateway.win / reference.bet']).toBe(0.47);
+  expect(target(r, 'gateway win')?.met).toBe(false);
+});
+
+it('judges RSS on the last endurance sample when there is one, else on the ordinary cases', () => {
+  const ordinary = { gatewayRssAfterMiB: [{ pid: 1, mib: 70 }, { pid: 2, mib: 150 }] };
+  expect(target(report({}, ordinary), 'gateway RSS')).toMatchObject({ name: 'gateway RSS after the load, largest process (MiB)', value: 150, met: true });
+  const endurance = {
+    ...ordinary,
+    endurance: {
+      requests: 1_000_000,
+      seconds: 700,
+      errors: 0,
+      samples: [
+        { requests: 0, rssMiB: [{ pid: 3, mib: 90 }] },
+        { requests: 1_000_000, rssMiB: [{ pid: 3, mib: 70 }, { pid: 4, mib: 210 }] },
+      ],
+    },
+  };
+  expect(target(report({}, endurance), 'gateway RSS')).toMatchObject({ name: 'gateway RSS after 1000000 requests, largest process (MiB)', value: 210, met: false });
+  expect(render(report({}, endurance))).toContain('gateway RSS after 1000000 requests, MiB (per process)');
+});
+
+it('prints each case with its server CPU per request', () => {
+  const text = render(report({ 'gateway.bet': load(1500, { serverCpuUsPerRequest: 812.4 }) }));
+  expect(text).toMatch(/gateway\.bet +64 +1500 .* 812\n/);
+});
+
+it('refuses an unknown part for --only', () => {
+  expect(() => parseOptions(['--only', 'gateway,nope'])).toThrow(/unknown part\(s\) nope/);
+  expect(parseOptions(['--only', 'gateway,worker']).only).toEqual(['gateway', 'worker']);
+});
