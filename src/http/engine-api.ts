@@ -34,8 +34,10 @@ interface Route {
   run(param: string, body: unknown, context: RequestContext): Promise<Reply>;
 }
 
+const SESSION_ACTIONS = ['bet', 'win', 'refund', 'balance', 'end'] as const;
+
 function routes(engine: Engine): { session: Map<string, Route>; transaction: Route; verify: Route } {
-  const sessionRoute = (action: 'balance' | 'bet' | 'win' | 'refund' | 'end'): [string, Route] => [
+  const sessionRoute = (action: (typeof SESSION_ACTIONS)[number]): [string, Route] => [
     action,
     {
       label: `/engine/v1/sessions/:sessionId/${action}`,
@@ -45,7 +47,7 @@ function routes(engine: Engine): { session: Map<string, Route>; transaction: Rou
     },
   ];
   return {
-    session: new Map(['bet', 'win', 'refund', 'balance', 'end'].map((a) => sessionRoute(a as 'bet'))),
+    session: new Map(SESSION_ACTIONS.map(sessionRoute)),
     transaction: {
       label: '/engine/v1/transactions/:transactionId',
       param: 'transaction_id',
