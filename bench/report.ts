@@ -34,7 +34,11 @@ export interface BenchReport {
  * the gateway, every process of it) spent per answered request during the measured run: steadier
  * than req/s on a shared box, where other processes take turns on the same cores.
  */
-export type CaseResult = LoadResult & { readonly serverCpuUsPerRequest: number | null };
+export type CaseResult = LoadResult & {
+  readonly serverCpuUsPerRequest: number | null;
+  /** The simulator's CPU per request when it sits behind the server under test (null for the direct cases). */
+  readonly walletCpuUsPerRequest: number | null;
+};
 
 export interface WorkerResult {
   jobs: number;
@@ -167,7 +171,7 @@ export function render(r: BenchReport): string {
   out.push('');
   out.push(
     table(
-      ['case', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'requests', 'server CPU µs/req'],
+      ['case', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'requests', 'server CPU µs/req', 'wallet CPU µs/req'],
       Object.entries(r.cases).map(([name, c]) => [
         name,
         String(c.connections),
@@ -178,6 +182,7 @@ export function render(r: BenchReport): string {
         String(c.errors),
         String(c.requests),
         show(c.serverCpuUsPerRequest ?? null, 0),
+        c.walletCpuUsPerRequest === null || c.walletCpuUsPerRequest === undefined ? '-' : show(c.walletCpuUsPerRequest, 0),
       ]),
     ),
   );

@@ -116,21 +116,30 @@ function summary(r: LoadResult): string {
 
 type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
 
-/** A warm-up at the same load (unmeasured), then the measured run, timing `server`'s CPU during it. */
-async function measure(name: string, options: BenchOptions, server: Service, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
+/** The processes whose CPU a case times: the server under test, and the wallet simulator behind it. */
+interface Timed {
+  server: Service;
+  wallet?: Service;
+}
+
+/** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
+async function measure(name: string, options: BenchOptions, timed: Timed, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
   const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
-  const cpuBefore = cpuMicros(server.pid);
+  const before = [cpuMicros(timed.server.pid), timed.wallet ? cpuMicros(timed.wallet.pid) : 0];
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
-  const cpu = cpuMicros(server.pid) - cpuBefore;
+  const cpu = cpuMicros(timed.server.pid) - (before[0] as number);
+  const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - (before[1] as number) : null;
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
       gatewayRequests += r.requests;
       if (/\.(bet|win)/.test(name)) gatewayRecords += Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
     }
   }
-  const serverCpuUsPerRequest = result.requests === 0 ? null : Math.round(cpu / result.requests);
-  cases[name] = { ...result, serverCpuUsPerRequest };
-  log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${server.name})`);
+  const perRequest = (us: number | null): number | null => (us === null || result.requests === 0 ? null : Math.round(us / result.requests));
+  const serverCpuUsPerRequest = perRequest(cpu);
+  const walletCpuUsPerRequest = perRequest(walletCpu);
+  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest };
+  log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
   return result;
 }
 
@@ -151,14 +160,14 @@ async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
     durationSec: options.duration,
     request: directRequests(op, ids, players, debits),
   });
-  await measure('direct.balance', options, sim.service, spec('balance'));
+  await measure('direct.balance', options, { server: sim.service }, spec('balance'));
   await clearSimCalls(sim);
-  await measure('direct.debit', options, sim.service, spec('debit'));
+  await measure('direct.debit', options, { server: sim.service }, spec('debit'));
   await clearSimCalls(sim);
   const [warm, measured] = consumeSplit(debits.size, options);
-  await measure('direct.credit', options, sim.service, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
+  await measure('direct.credit', options, { server: sim.service }, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
   await clearSimCalls(sim);
-  await measure(`direct.debit@${options.lowConnections}`, options, sim.service, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
+  await measure(`direct.debit@${options.lowConnections}`, options, { server: sim.service }, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
 }
 
@@ -199,7 +208,7 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, 
   const ref = service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
   await waitUntil('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, ref);
-  await measure(name, options, ref, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
   await ref.stop();
   await clearSimCalls(sim);
 }
@@ -288,14 +297,14 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   const bets = new PlacedQueue();
   const spec = (op: EngineOp, connections = options.connections): Spec => engineSpec(gateway, op, ids, sessions, bets, connections);
 
-  await measure('gateway.balance', options, gateway.service, spec('balance'));
+  await measure('gateway.balance', options, { server: gateway.service, wallet: sim.service }, spec('balance'));
   await clearSimCalls(sim);
-  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, gateway.service, spec('bet')));
+  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, { server: gateway.service, wallet: sim.service }, spec('bet')));
   report.walletConnections.http1 = peak;
   await clearSimCalls(sim);
   const [warm, measured] = consumeSplit(bets.size, options);
   const sample = bets.sample(20);
-  await measure('gateway.win', options, gateway.service, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
+  await measure('gateway.win', options, { server: gateway.service, wallet: sim.service }, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
   await clearSimCalls(sim);
 
   const memoryAfter = await usedMemory(redisUrl);
@@ -306,7 +315,7 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
     sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, gateway.prefix, sample.map((b) => b.transactionId)),
   };
 
-  await measure(`gateway.bet@${options.lowConnections}`, options, gateway.service, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
+  await measure(`gateway.bet@${options.lowConnections}`, options, { server: gateway.service, wallet: sim.service }, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
@@ -444,7 +453,7 @@ async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchRe
     if (matching !== versions.length) report.skipped.push(`${v.name} check: only ${matching} of ${versions.length} launch calls reached the simulator over HTTP ${v.version}`);
     const [, peak] = await peakConnections(
       sim.port,
-      measure(`gateway.bet.${v.label}`, options, gateway.service, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
+      measure(`gateway.bet.${v.label}`, options, { server: gateway.service, wallet: sim.service }, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
     );
     if (v.http2) report.walletConnections.http2 = peak;
     else report.walletConnections.http1Tls = peak;

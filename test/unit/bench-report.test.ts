@@ -13,6 +13,7 @@ const load = (rps: number, extra: Partial<CaseResult> = {}): CaseResult => ({
   errors: 0,
   statuses: { 200: rps * 10 },
   serverCpuUsPerRequest: 500,
+  walletCpuUsPerRequest: 150,
   ...extra,
 });
 
@@ -63,9 +64,10 @@ it('judges RSS on the last endurance sample when there is one, else on the ordin
   expect(render(report({}, endurance))).toContain('gateway RSS after 1000000 requests, MiB (per process)');
 });
 
-it('prints each case with its server CPU per request', () => {
-  const text = render(report({ 'gateway.bet': load(1500, { serverCpuUsPerRequest: 812.4 }) }));
-  expect(text).toMatch(/gateway\.bet +64 +1500 .* 812\n/);
+it('prints each case with its server CPU per request, and the wallet simulator\'s behind it', () => {
+  const text = render(report({ 'gateway.bet': load(1500, { serverCpuUsPerRequest: 812.4, walletCpuUsPerRequest: 151.6 }), 'direct.debit': load(9000, { walletCpuUsPerRequest: null }) }));
+  expect(text).toMatch(/gateway\.bet +64 +1500 .* 812 +152\n/);
+  expect(text).toMatch(/direct\.debit +64 +9000 .* 500 +-\n/);
 });
 
 it('refuses an unknown part for --only', () => {
