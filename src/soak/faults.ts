@@ -75,12 +75,24 @@ export class FaultScheduler {
     this.watcher = setInterval(() => this.checkProgress(), 100);
   }
 
-  /** Stops arming and waits for any kill or restart under way, so every process runs again. */
+  /**
+   * Stops arming and waits for any kill or restart under way, so every process runs again. A
+   * kill or restart the traffic ended before (each waits for the one before it, and a fast run
+   * can finish first) runs now, one after the other, while the background work still settles:
+   * a run always has every fault it asked for.
+   */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearInterval(this.watcher);
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    await this.settled();
+    for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
+    for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
+  }
+
+  private async settled(work?: Promise<void>): Promise<void> {
+    if (work !== undefined) this.track(work);
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   private pick<T>(items: readonly T[]): T {
