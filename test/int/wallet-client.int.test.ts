@@ -497,22 +497,6 @@ describe('wallet client against a scripted server (answers the simulator never g
     expect(stalled?.destroyed).toBe(true);
   });
 
-  it('ends a call queued behind a hung one as a timeout too', async () => {
-    const single = createWalletClient({ settings: settingsFor(baseUrl, { WALLET_TIMEOUT_MS: 400, WALLET_CONNECTIONS: 1 }), signer });
-    try {
-      respond = () => undefined; // never answers
-      const started = Date.now();
-      const first = single.call('balance', s);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const queued = await single.call('balance', s);
-      expect(queued).toMatchObject({ kind: 'unknown', reason: 'timeout' });
-      expect(await first).toMatchObject({ kind: 'unknown', reason: 'timeout' });
-      expect(Date.now() - started).toBeLessThan(1500);
-    } finally {
-      await single.close();
-    }
-  });
-
   it('maps a refused connection to unknown connection', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
