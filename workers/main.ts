@@ -1,6 +1,6 @@
 import { ConfigError, loadWorkerConfig } from '../src/config/env';
 import { createLogger } from '../src/observability/logger';
-import { startWorker } from './worker';
+import { startWorker, type RunningWorker } from './worker';
 
 /** `npm run worker`: one background worker process; any number may run at once. */
 async function main(): Promise<void> {
@@ -15,14 +15,15 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
-  const worker = await startWorker({ config, logger });
 
-  // SIGTERM/SIGINT: finish the jobs in hand, take no new one, then close everything once.
+  // The BullMQ workers take jobs as soon as they exist, before the start has finished.
+  const starting = startWorker({ config, logger });
+
+  // SIGTERM/SIGINT: finish the jobs in hand, take no new one, then close everything once. Listened
+  // for from the start on: a signal during it stops the worker as soon as it has its handle,
+  // instead of killing it in the middle of a wallet call.
   let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'worker stopping');
+  const close = (worker: RunningWorker): void => {
     worker.close().then(
       () => {
         logger.flush();
@@ -35,8 +36,16 @@ async function main(): Promise<void> {
       },
     );
   };
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'worker stopping');
+    // A start that fails is reported by main's own catch.
+    starting.then(close, () => undefined);
+  };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  await starting;
 }
 
 main().catch((err: unknown) => {

@@ -43,10 +43,12 @@ export interface SweepReport {
  * driven again. A pending debit past its lease lost its inline call: its outcome is unknown, so it
  * is compensated. A pending credit or rollback gets its retry job back.
  */
-export async function sweep(deps: UpkeepDeps): Promise<SweepReport> {
+/** `signal`: stop between records (a closing worker does not wait for a whole batch). */
+export async function sweep(deps: UpkeepDeps, signal?: AbortSignal): Promise<SweepReport> {
   const { store, logger, now } = deps;
   const report: SweepReport = { examined: 0, jobsAdded: 0, compensations: 0 };
   for (const id of await store.dueForSweep(now(), SWEEP_BATCH)) {
+    if (signal?.aborted) break;
     report.examined += 1;
     try {
       const record = await store.get(id);

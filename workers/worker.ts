@@ -139,15 +139,18 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.deadCheck, { every: config.DEAD_CHECK_INTERVAL_MS }, { name: UPKEEP_JOBS.deadCheck });
 
-  async function sweepNow(): Promise<void> {
+  async function sweepNow(signal?: AbortSignal): Promise<void> {
     try {
-      await sweep(upkeepDeps);
+      await sweep(upkeepDeps, signal);
     } catch (err) {
       logger.error({ err }, 'sweep failed');
     }
   }
-  // Work a crashed process left behind is picked up at once, not only at the next interval.
-  await sweepNow();
+  // Work a crashed process left behind is picked up at once, not only at the next interval. In the
+  // background: with a backlog it reads up to a thousand records while the jobs already run, and
+  // neither the start nor a stop has to wait for all of it.
+  const stopFirstSweep = new AbortController();
+  const firstSweep = sweepNow(stopFirstSweep.signal);
   logger.info(
     { prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
     'worker started',
@@ -158,10 +161,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     queues,
     metrics,
     metricsUrl: metricsServer?.url,
-    sweepNow,
+    sweepNow: () => sweepNow(),
     deadCheckNow: () => deadCheck(upkeepDeps),
     close() {
       closing ??= (async () => {
+        stopFirstSweep.abort();
+        await firstSweep;
         await Promise.all(workers.map((w) => w.close()));
         await queues.close();
         await Promise.all([closeRedis(redis), closeRedis(bullmq)]);

@@ -1,6 +1,7 @@
 import { retryJobId } from '../../src/duties/queues';
 import { Code } from '../../src/wallet/codes';
-import { startWorkerProcess, type Child } from '../support/processes';
+import { keysFor } from '../../src/store/keys';
+import { spawnEntry, startWorkerProcess, type Child } from '../support/processes';
 import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
 
 /**
@@ -107,5 +108,35 @@ describe('worker processes', () => {
     expect(await child.kill('SIGTERM')).toBe(0);
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
     expect(child.output()).toContain('"msg":"worker stopped"');
+  }, 30_000);
+
+  it('SIGTERM while the start-up sweep still reads a backlog: the job in hand finishes, then the worker exits cleanly', async () => {
+    // A long first sweep: a thousand due ids in the pending index whose keys are large hashes that
+    // are no records (no id field), so each costs a heavy read and is then passed over.
+    const keys = keysFor(h.prefix);
+    const pending = keys.pendingIndex();
+    const ghosts = Array.from({ length: 1000 }, (_, i) => `ghost-${i}`);
+    const filler = Array.from({ length: 400 }, (_, i) => [`f${i}`, 'x'.repeat(20)]).flat();
+    const setup = h.redis.pipeline();
+    for (const ghost of ghosts) setup.hset(keys.transaction(ghost), ...filler);
+    setup.zadd(pending, ...ghosts.flatMap((ghost) => [0, ghost]));
+    await setup.exec();
+    const bet = await h.bet(player);
+    const id = newId('credit');
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
+    h.sim.faults.latency('credit', 800);
+    await h.settleInline(player, 'credit', bet, { id });
+    try {
+      // Not startWorkerProcess: the signal goes as soon as the job's call is out, start finished or not.
+      const child = spawnEntry('workers/main.ts', { ...h.env, LOG_LEVEL: 'info' });
+      children.push(child);
+      await h.waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
+      expect(await child.kill('SIGTERM')).toBe(0);
+      expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
+      expect(child.output()).toContain('"msg":"worker stopped"');
+    } finally {
+      await h.redis.zrem(pending, ...ghosts);
+      await h.redis.del(...ghosts.map((ghost) => keys.transaction(ghost)));
+    }
   }, 30_000);
 });
