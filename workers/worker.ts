@@ -3,12 +3,13 @@ import type { WorkerConfig } from '../src/config/env';
 import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { walletCallObserver } from '../src/observability/wallet-calls';
 import { keysFor } from '../src/store/keys';
 import { checkEvictionPolicy, closeRedis, createRedis } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
 import { createWalletClient } from '../src/wallet/client';
-import type { WalletCallEvent, WalletClient } from '../src/wallet/protocol';
+import type { WalletClient } from '../src/wallet/protocol';
 import { hmacSigner } from '../src/wallet/signer';
 import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
@@ -53,27 +54,6 @@ export interface RunningWorker {
   deadCheckNow(): Promise<number>;
   /** Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the metrics port. */
   close(): Promise<void>;
-}
-
-function walletCallObserver(logger: Logger, metrics: Metrics): (event: WalletCallEvent) => void {
-  return (event) => {
-    const code = event.code === null ? 'none' : String(event.code);
-    metrics.walletCalls.inc({ operation: event.operation, outcome: event.outcome, code });
-    metrics.walletLatency.observe({ operation: event.operation }, event.latencyMs / 1000);
-    logger.info(
-      {
-        operation: event.operation,
-        outcome: event.outcome,
-        code: event.code,
-        httpStatus: event.httpStatus,
-        walletRequestId: event.walletRequestId,
-        transactionId: event.transactionId,
-        latencyMs: Math.round(event.latencyMs),
-        detail: event.detail,
-      },
-      'wallet call',
-    );
-  };
 }
 
 /** Starts the background worker: the retry, terminate and upkeep workers plus their schedulers. */

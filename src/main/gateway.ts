@@ -16,7 +16,7 @@ import { createSessionStore } from '../store/sessions';
 import { createTransactionStore } from '../store/transactions';
 import { createWalletClient } from '../wallet/client';
 import { hmacSigner } from '../wallet/signer';
-import { walletCallObserver } from './wallet-events';
+import { walletCallObserver } from '../observability/wallet-calls';
 
 /**
  * The gateway process (`npm start`): config → Redis → stores → wallet client → duties → app →

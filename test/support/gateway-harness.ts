@@ -7,7 +7,7 @@ import { createDuties, type QueueDuties } from '../../src/duties/queues';
 import { createEngine, type EngineConfig } from '../../src/engine';
 import { createApp } from '../../src/http/app';
 import { jsonNumber, stringifyJson } from '../../src/lib/json';
-import { walletCallObserver } from '../../src/main/wallet-events';
+import { walletCallObserver } from '../../src/observability/wallet-calls';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { startSimulator, type RunningSimulator } from '../../src/sim';

@@ -1,10 +1,11 @@
-import { unredactedSibling, type Logger } from '../observability/logger';
-import type { Metrics } from '../observability/metrics';
+import { unredactedSibling, type Logger } from './logger';
+import type { Metrics } from './metrics';
 import type { WalletCallEvent } from '../wallet/protocol';
 
 /**
- * The wallet client's onCall hook for the gateway: one log line and the metrics per wallet call,
- * with the gateway request it ran for. The event carries no body and no token.
+ * The wallet client's onCall hook, in the gateway and the worker alike: one log line and the
+ * metrics per wallet call, with the gateway request it ran for (none in the worker). The event
+ * carries no body and no token.
  */
 export function walletCallObserver(logger: Logger, metrics: Metrics | undefined): (event: WalletCallEvent) => void {
   // Every field below is picked from the event (no body, no token, no header): no redaction pass.
