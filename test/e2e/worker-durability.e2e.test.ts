@@ -133,6 +133,7 @@ describe('worker processes', () => {
       await h.waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
       expect(await child.kill('SIGTERM')).toBe(0);
       expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
+      expect(h.sim.ledger.appliedCount(id)).toBe(1);
       expect(child.output()).toContain('"msg":"worker stopped"');
     } finally {
       await h.redis.zrem(pending, ...ghosts);
