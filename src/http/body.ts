@@ -27,8 +27,12 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       const r = req as Request;
       readEncoded(r, res as Response, (err?: unknown) => {
-        if (err !== undefined) reject(err);
-        else resolve(toJson(typeof r.body === 'string' ? r.body : ''));
+        if (err !== undefined) return reject(err);
+        try {
+          resolve(toJson(typeof r.body === 'string' ? r.body : ''));
+        } catch (e) {
+          reject(e);
+        }
       });
       return;
     }

@@ -207,6 +207,10 @@ describe('contract error codes', () => {
     const bad = await post('{"x":1}');
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body).error.fields).toEqual([{ field: 'x', message: 'unknown field' }]);
+    const broken = await post('{"x":');
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.body).error.fields).toEqual([{ field: 'body', message: 'is not valid JSON' }]);
+    expect((await post('{}')).status).toBe(200);
   });
 
   it('ROUND_HAS_BET, ROUND_CLOSED (which wins) and BET_NOT_FOUND, with no wallet call', async () => {
