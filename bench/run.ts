@@ -125,10 +125,11 @@ interface Timed {
 /** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
 async function measure(name: string, options: BenchOptions, timed: Timed, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
   const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
-  const before = [cpuMicros(timed.server.pid), timed.wallet ? cpuMicros(timed.wallet.pid) : 0];
+  const serverBefore = cpuMicros(timed.server.pid);
+  const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
-  const cpu = cpuMicros(timed.server.pid) - (before[0] as number);
-  const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - (before[1] as number) : null;
+  const cpu = cpuMicros(timed.server.pid) - serverBefore;
+  const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - walletBefore : null;
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
       gatewayRequests += r.requests;

@@ -16,7 +16,7 @@ import { answerReply, errorReply, lookupReply, verifyReply, writeJson, type Repl
  * per-request work — prototype swaps, a router walk over every layer, res.locals — and dispatches
  * its seven routes by splitting the path once. Everything else stays on the Express app.
  */
-export const ENGINE_API_PREFIX = '/engine/v1/';
+const ENGINE_API_PREFIX = '/engine/v1/';
 
 export interface EngineApiDeps {
   readonly engine: Engine;

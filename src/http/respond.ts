@@ -28,7 +28,7 @@ export function sendJson(res: Response, status: number, body: Record<string, unk
   writeJson(res, status, body, requestIdOf(res));
 }
 
-export function errorBody(error: EngineError): Record<string, unknown> {
+function errorBody(error: EngineError): Record<string, unknown> {
   return {
     state: 'failed',
     error: {
@@ -44,7 +44,8 @@ export function errorBody(error: EngineError): Record<string, unknown> {
 export const errorReply = (error: EngineError): Reply => ({ status: error.httpStatus, body: errorBody(error) });
 
 export function sendError(res: Response, error: EngineError): void {
-  sendJson(res, error.httpStatus, errorBody(error));
+  const { status, body } = errorReply(error);
+  sendJson(res, status, body);
 }
 
 export function answerReply(answer: Answer): Reply {
@@ -64,7 +65,7 @@ export function viewBody(view: TransactionView): Record<string, unknown> {
   return { ...view, amount: jsonNumber(view.amount), balance: view.balance === null ? null : jsonNumber(view.balance) };
 }
 
-export function walletStatusBody(said: WalletStatusView): Record<string, unknown> {
+function walletStatusBody(said: WalletStatusView): Record<string, unknown> {
   return {
     outcome: said.outcome,
     wallet_code: said.walletCode,
