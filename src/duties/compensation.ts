@@ -1,5 +1,5 @@
 import { parseJson } from '../lib/json';
-import type { NewTransaction } from '../store/transactions';
+import type { NewTransaction } from '../store/types';
 import type { TransactionRecord } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 
 /**
@@ -36,26 +35,6 @@ export async function checkEvictionPolicy(redis: Redis): Promise<{ ok: boolean; 
     // CONFIG may be disabled on managed Redis; say so rather than guess.
     return { ok: false, policy: 'unknown (CONFIG GET refused)' };
   }
-}
-
-/**
- * A Lua script sent by its SHA1 (EVALSHA) rather than its text: a claim or settle script is ~2 KB
- * that Redis would otherwise receive and hash on every call. A Redis that does not know the script
- * yet (first use, or after a restart) answers NOSCRIPT without running anything; the text is then
- * sent once with EVAL, which also caches it.
- */
-export type LuaScript = (redis: Redis, numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
-
-export function luaScript(source: string): LuaScript {
-  const sha = createHash('sha1').update(source, 'utf8').digest('hex');
-  return async (redis, numKeys, ...args) => {
-    try {
-      return await redis.evalsha(sha, numKeys, ...args);
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return redis.eval(source, numKeys, ...args);
-      throw err;
-    }
-  };
 }
 
 /** Whether a Redis answers PING at the URL within a second (used before starting one of our own). */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
-import { luaScript } from './redis';
+import { defineScript, runScript } from './scripts';
 import type { Session, SessionProfile } from './types';
 
 export interface NewSession {
@@ -69,28 +69,12 @@ function fromHash(sessionId: string, h: Record<string, string>): Session | undef
   };
 }
 
-// Moves open → ending, and keeps the session (no expiry) while its end is outstanding.
-const BEGIN_END = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return false end
-if state == 'open' then
-  redis.call('HSET', KEYS[1], 'state', 'ending')
-  redis.call('PERSIST', KEYS[1])
-end
-return state
-`;
+const beginEndScript = defineScript<{ sessionKey: string }>('begin-end-1', ({ sessionKey }) => ({ keys: [sessionKey], args: [] }));
 
-// Renews the expiry of a session that still exists (never recreates an expired one); an `ending`
-// session has no expiry until its terminate went out.
-const TOUCH = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'balance', ARGV[2]) end
-if redis.call('HGET', KEYS[1], 'state') ~= 'ending' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return 1
-`;
-
-const touchScript = luaScript(TOUCH);
-const beginEndScript = luaScript(BEGIN_END);
+const touchScript = defineScript<{ sessionKey: string; ttlSeconds: number; balance?: string }>('touch-1', ({ sessionKey, ttlSeconds, balance }) => ({
+  keys: [sessionKey],
+  args: [String(ttlSeconds), balance ?? ''],
+}));
 
 export interface ProfileCacheOptions {
   /** Sessions kept at most (the oldest entry goes first). */
@@ -158,11 +142,11 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     },
 
     async touch(sessionId, balance) {
-      await touchScript(redis, 1, keys.session(sessionId), String(ttlSeconds), balance ?? '');
+      await runScript(redis, touchScript, { sessionKey: keys.session(sessionId), ttlSeconds, balance });
     },
 
     async beginEnd(sessionId) {
-      const state = (await beginEndScript(redis, 1, keys.session(sessionId))) as Session['state'] | null;
+      const state = (await runScript(redis, beginEndScript, { sessionKey: keys.session(sessionId) })) as Session['state'] | null;
       return state ?? undefined;
     },
 

@@ -2,7 +2,7 @@ import type { Operation, TransactionAction } from '../wallet/protocol';
 
 /**
  * The gateway's records in Redis, as the engine use cases and the workers see them.
- * Redis is the one store; the key layout is in docs/design.md.
+ * Redis is the one store; the key layout is in src/store/keys.ts, the atomic steps in src/store/lua/.
  */
 
 export interface Session {
@@ -95,6 +95,12 @@ export interface TransactionRecord {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
+
+/** What a claim (or a compensation's start) records; the rest starts at its defaults. */
+export type NewTransaction = Omit<
+  TransactionRecord,
+  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'inFlightUntil'
+>;
 
 /** The public shape of a record (contract section 4, "Transaction record"). */
 export interface TransactionView {

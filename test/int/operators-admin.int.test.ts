@@ -11,7 +11,8 @@ import { startSimulator, type RunningSimulator } from '../../src/sim/index';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore } from '../../src/store/sessions';
-import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
+import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
+import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 

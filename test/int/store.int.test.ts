@@ -5,7 +5,8 @@ import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
-import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
+import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
+import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
@@ -355,5 +356,19 @@ describe('transaction store', () => {
     const bet = (await txs.get('b9'))!;
     await txs.settle(bet, { state: 'succeeded', expect: ['pending'] });
     expect(await sessions.pendingCount(again)).toBe(before);
+  });
+});
+
+describe('scripts', () => {
+  test('are loaded again where Redis no longer knows them (a restart or a failover: NOSCRIPT)', async () => {
+    const id = `flush-${randomUUID()}`;
+    const session = await sessions.create({ token: `tok-${id}`, playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now);
+    const record = tx('debit', id, `round-${id}`, { sessionId: session.sessionId, tokenRef: session.tokenRef });
+    await redis.script('FLUSH');
+    await expect(claim(record)).resolves.toMatchObject({ kind: 'claimed' });
+    await redis.script('FLUSH');
+    await expect(txs.settle(record, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1 })).resolves.toBe(true);
+    await redis.script('FLUSH');
+    await expect(sessions.beginEnd(session.sessionId)).resolves.toBe('open');
   });
 });

@@ -1,0 +1,85 @@
+--[[
+  Claims a transaction id before any wallet call: idempotency, the session's state and the round
+  rules, decided and recorded in one step.
+
+  Input:
+    KEYS[1] transaction record
+    KEYS[2] round
+    KEYS[3] session
+    KEYS[4] pending index
+    KEYS[5] token's pending set
+
+    ARGV[1]  kind: debit | credit | rollback
+    ARGV[2]  body hash (idempotency)
+    ARGV[3]  lease until (ms): the sweeper leaves the record alone until then
+    ARGV[4]  round closed: '1' | '0'
+    ARGV[5]  reference id (the engine's bet_transaction_id; '' for a debit)
+    ARGV[6]  the engine's round id
+    ARGV[7]  amount in minor units
+    ARGV[8]  round retention (seconds)
+    ARGV[9]  transaction id
+    ARGV[10] session ttl (seconds; '' leaves the expiry)
+    ARGV[11..] the new record's field/value pairs
+
+  Output:
+    {refusal}                        conflict | session_not_found | session_ended | round_closed |
+                                     round_has_bet | bet_not_found | bet_already_refunded | amount_mismatch
+    {'claimed' | 'deferred', session balance}
+    {'duplicate', session balance or nil, record field/value pairs...}
+]]
+local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local kind, bodyHash, leaseUntil, closesRound = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
+local referenceId, engineRoundId, amountMinor = ARGV[5], ARGV[6], ARGV[7]
+local retentionSeconds, id, sessionTtl = ARGV[8], ARGV[9], ARGV[10]
+local FIRST_FIELD = 11
+
+--- @include "includes/pending-index"
+
+local existing = redis.call('HGET', txKey, 'body_hash')
+if existing then
+  if existing ~= bodyHash then return {'conflict'} end
+  local rec = redis.call('HGETALL', txKey)
+  table.insert(rec, 1, redis.call('HGET', sessionKey, 'balance'))
+  table.insert(rec, 1, 'duplicate')
+  return rec
+end
+
+local session = redis.call('HMGET', sessionKey, 'state', 'balance')
+local sessionState = session[1]
+if not sessionState then return {'session_not_found'} end
+if sessionState == 'ended' or (kind == 'debit' and sessionState ~= 'open') then return {'session_ended'} end
+
+local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open')
+local bet, betRound, betAmount, closedBy, rollback, open = round[1], round[2], round[3], round[4], round[5], round[6]
+if closedBy then return {'round_closed'} end
+if kind == 'debit' then
+  if bet then return {'round_has_bet'} end
+elseif kind == 'credit' then
+  if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
+else
+  if rollback then return {'bet_already_refunded'} end
+  if bet == referenceId and betAmount ~= amountMinor then return {'amount_mismatch'} end
+end
+
+redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
+addPending(pendingKey, tokenPendingKey, id, leaseUntil)
+-- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
+-- the wallet would refuse their retries once the round is closed.
+local deferred = kind ~= 'debit' and closesRound and tonumber(open or '0') > 0
+if kind ~= 'debit' then
+  redis.call('HINCRBY', roundKey, 'open', 1)
+  redis.call('HSET', txKey, 'in_round', '1')
+end
+if deferred then redis.call('HSET', txKey, 'deferred', '1') end
+if kind == 'debit' then
+  redis.call('HSET', roundKey, 'bet', id, 'bet_round', engineRoundId, 'bet_amount', amountMinor)
+elseif kind == 'rollback' then
+  redis.call('HSET', roundKey, 'rollback', id)
+end
+if closesRound then redis.call('HSET', roundKey, 'closed_by', id) end
+redis.call('EXPIRE', roundKey, retentionSeconds)
+-- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
+if sessionTtl ~= '' and sessionState ~= 'ending' then redis.call('EXPIRE', sessionKey, sessionTtl) end
+local balance = session[2] or '0'
+if deferred then return {'deferred', balance} end
+return {'claimed', balance}

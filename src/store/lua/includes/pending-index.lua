@@ -1,0 +1,13 @@
+--[[
+  The pending index (ZSET id -> next check time, the sweeper's work list) and the token's pending
+  set (SET of ids `end` waits for) always change together: a record is in both or in neither.
+]]
+local function addPending(pendingKey, tokenPendingKey, id, checkAt)
+  redis.call('ZADD', pendingKey, checkAt, id)
+  redis.call('SADD', tokenPendingKey, id)
+end
+
+local function removePending(pendingKey, tokenPendingKey, id)
+  redis.call('ZREM', pendingKey, id)
+  redis.call('SREM', tokenPendingKey, id)
+end

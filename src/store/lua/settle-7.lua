@@ -1,0 +1,98 @@
+--[[
+  Applies an update to a record if it is still in an expected state (and, when given, has made
+  exactly the expected number of attempts), and moves everything that hangs on the record's state
+  in the same step: the pending index, the token's pending set, the dead index, the round's count
+  of open credits/rollbacks, the session's balance, and the debit a compensation stands for.
+
+  A final record expires after the retention, but a dead one stays until an operator acted. What
+  gets the retention expiry can never be sent again, so its wallet body goes in the same step; a
+  dead record keeps it for a redrive and the dead-check, a pending or compensating one for its
+  retries and compensation.
+
+  Input:
+    KEYS[1] transaction record
+    KEYS[2] round
+    KEYS[3] pending index
+    KEYS[4] token's pending set
+    KEYS[5] dead index
+    KEYS[6] session
+    KEYS[7] referenced debit (the record itself when it references none)
+
+    ARGV[1]  transaction id
+    ARGV[2]  new state
+    ARGV[3]  final: '1' | '0'
+    ARGV[4]  release round: '1' | '0' (a refused call gives its round back)
+    ARGV[5]  retention (seconds)
+    ARGV[6]  next check at (ms; a state that is not final)
+    ARGV[7]  session balance ('' = leave it)
+    ARGV[8]  now (ms)
+    ARGV[9]  debit state ('' = leave the referenced debit alone)
+    ARGV[10] expected states, comma separated
+    ARGV[11] expected attempts ('' = any)
+    ARGV[12..] field/value pairs to set
+
+  Output: 1 applied, 0 not (missing, or not in an expected state)
+]]
+local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local deadKey, sessionKey, debitKey = KEYS[5], KEYS[6], KEYS[7]
+local id, newState, final, releaseRound = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4] == '1'
+local retentionSeconds, nextCheckAt, sessionBalance, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local debitState, expectedStates, expectedAttempts = ARGV[9], ARGV[10], ARGV[11]
+local FIRST_FIELD = 12
+
+--- @include "includes/pending-index"
+--- @include "includes/drop-body"
+
+local current = redis.call('HGET', txKey, 'state')
+if not current then return 0 end
+if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
+if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
+
+redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
+local inRound = redis.call('HGET', txKey, 'in_round')
+local roundExists = redis.call('EXISTS', roundKey) == 1
+if final then
+  if inRound == '1' then
+    redis.call('HSET', txKey, 'in_round', '0')
+    if roundExists then redis.call('HINCRBY', roundKey, 'open', -1) end
+  end
+  removePending(pendingKey, tokenPendingKey, id)
+  if newState == 'dead' then
+    redis.call('PERSIST', txKey)
+    redis.call('ZADD', deadKey, now, id)
+  else
+    redis.call('EXPIRE', txKey, retentionSeconds)
+    redis.call('ZREM', deadKey, id)
+    dropBody(txKey)
+  end
+else
+  redis.call('PERSIST', txKey)
+  addPending(pendingKey, tokenPendingKey, id, nextCheckAt)
+  redis.call('ZREM', deadKey, id)
+  if inRound == '0' and redis.call('HGET', txKey, 'kind') ~= 'debit' then
+    redis.call('HSET', txKey, 'in_round', '1')
+    if roundExists then redis.call('HINCRBY', roundKey, 'open', 1) end
+  end
+end
+
+if releaseRound then
+  local r = redis.call('HMGET', roundKey, 'bet', 'closed_by', 'rollback')
+  if r[1] == id then redis.call('HDEL', roundKey, 'bet', 'bet_round', 'bet_amount') end
+  if r[2] == id then redis.call('HDEL', roundKey, 'closed_by') end
+  if r[3] == id then redis.call('HDEL', roundKey, 'rollback') end
+end
+
+if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
+  redis.call('HSET', sessionKey, 'balance', sessionBalance)
+end
+
+if debitState ~= '' and redis.call('HGET', debitKey, 'compensation_id') == id then
+  redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
+  if debitState == 'compensating' or debitState == 'dead' then
+    redis.call('PERSIST', debitKey)
+  else
+    redis.call('EXPIRE', debitKey, retentionSeconds)
+    dropBody(debitKey)
+  end
+end
+return 1

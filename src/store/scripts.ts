@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+
+/**
+ * The store's atomic steps, one Lua file each under ./lua (`name-NKEYS.lua`, with a header listing
+ * KEYS, ARGV and the output; shared helpers come in through `--- @include "includes/name"`, as in
+ * BullMQ's commands/). They are registered on each connection with ioredis `defineCommand`, which
+ * sends them by SHA1 and reloads them where Redis does not know them (NOSCRIPT after a restart or a
+ * failover). Each script has one typed argument builder here: its argument contract lives in one
+ * place on this side, beside the header on the other.
+ */
+
+const LUA_DIR = join(__dirname, 'lua');
+const INCLUDE = /^--- @include "([^"]+)"$/gm;
+
+/** The script's text with its includes in place (each include at most once). */
+export function loadLua(file: string, included: Set<string> = new Set()): string {
+  const text = readFileSync(join(LUA_DIR, `${file}.lua`), 'utf8');
+  return text.replace(INCLUDE, (_line, name: string) => {
+    if (included.has(name)) return '';
+    included.add(name);
+    return loadLua(name, included);
+  });
+}
+
+/** One call's arguments: the keys (as many as the file name says), then ARGV in the header's order. */
+export interface ScriptCall {
+  readonly keys: readonly string[];
+  readonly args: readonly string[];
+}
+
+export interface Script<I> {
+  /** The file under lua/, without `.lua`. */
+  readonly file: string;
+  /** The ioredis command it is registered as. */
+  readonly command: string;
+  readonly numberOfKeys: number;
+  readonly lua: string;
+  build(input: I): ScriptCall;
+}
+
+const FILE_NAME = /^([a-z-]+)-(\d+)$/;
+
+export function defineScript<I>(file: string, build: (input: I) => ScriptCall): Script<I> {
+  const match = FILE_NAME.exec(file);
+  if (match === null) throw new Error(`a script file is named name-NKEYS: ${file}`);
+  const command = `wgw_${match[1]!.replace(/-/g, '_')}`;
+  return { file, command, numberOfKeys: Number(match[2]), lua: loadLua(file), build };
+}
+
+type ScriptCommand = (...args: string[]) => Promise<unknown>;
+
+/** Runs a script on a connection, registering it there on first use. */
+export function runScript<I>(redis: Redis, script: Script<I>, input: I): Promise<unknown> {
+  const { keys, args } = script.build(input);
+  if (keys.length !== script.numberOfKeys) {
+    throw new Error(`${script.file} takes ${script.numberOfKeys} keys, was given ${keys.length}`);
+  }
+  const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
+  if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  return commands[script.command]!(...keys, ...args);
+}
