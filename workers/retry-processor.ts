@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, type DelayUnit } from '../src/duties/retry-policy';
-import { afterAttempt, afterTriage, type Next, type Triage } from '../src/duties/settlement';
+import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
@@ -27,6 +27,9 @@ export interface RetryProcessorDeps {
    * itself takes the run for dead.
    */
   readonly inFlightMs: number;
+  /** A debit its compensation found never applied is asked about again this often, this long (contract 5.4). */
+  readonly recheckIntervalMs: number;
+  readonly recheckWindowMs: number;
   readonly now: () => number;
 }
 
@@ -36,22 +39,22 @@ export interface RetryProcessorDeps {
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, now } = deps;
+  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
     const record = await store.get(transactionId);
     if (record === undefined) {
-      logger.warn({ transactionId }, 'retry job for an unknown transaction; nothing to do');
+      logger.warn({ transaction_id: transactionId }, 'retry job for an unknown transaction; nothing to do');
       return 'missing';
     }
     if (record.state !== 'pending') {
       await reconcileCompensatedDebit(record);
       return record.state;
     }
-    if (record.kind === 'debit') {
-      // A debit is never re-sent: the sweeper turns a lost one into a compensation.
-      logger.error({ transactionId }, 'retry job for a pending debit; left to the sweeper');
+    if (!isRetryable(record)) {
+      // A debit is never re-sent: the sweeper asks the wallet about a lost one.
+      logger.error({ transaction_id: transactionId }, 'retry job for a pending debit; left to the sweeper');
       return 'debit';
     }
 
@@ -75,7 +78,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         // The last attempt was recorded but its run ended before the record was settled (a crash
         // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
         const outcome = recordedOutcome(record.history.at(-1)!);
-        const next = afterAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
+        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
         return apply(record, next);
       }
       // Only a stalled job picked up again can come early; the spec's delay still holds.
@@ -103,27 +106,25 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (!started) return 'settled-elsewhere';
 
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
-    const next = afterAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
+    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
     return apply(record, next);
   };
 
-  async function apply(record: TransactionRecord, next: Next): Promise<string> {
-    const log = logger.child({ transactionId: record.transactionId, kind: record.kind, compensation: record.isCompensation });
+  async function apply(record: TransactionRecord, next: RetryNext): Promise<string> {
+    const log = logger.child({ transaction_id: record.transactionId, kind: record.kind, compensation: record.isCompensation });
     switch (next.kind) {
       case 'retry': {
         const update = { ...next.update, inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs };
         if (!(await store.settle(record, update))) return 'settled-elsewhere';
         const code = String(update.history?.at(-1) ?? 'unknown');
         metrics.retries.inc({ kind: record.kind, code });
-        log.info({ attempts: update.attempts, code, delayMs: next.delayMs }, 'wallet attempt to be retried');
+        log.info({ attempts: update.attempts, code, delay_ms: next.delayMs }, 'wallet attempt to be retried');
         throw new RetryLater(next.delayMs, `retry after code ${code}`);
       }
       case 'settle':
         return finish(record, next.update, log);
       case 'triage':
         return triage(record, next, log);
-      case 'compensate':
-        throw new Error('unreachable: a retry job never sends a debit');
     }
   }
 
@@ -143,9 +144,15 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     return finish(record, afterTriage(next, status), log);
   }
 
-  async function finish(record: TransactionRecord, update: SettleUpdate, log: Logger): Promise<string> {
+  async function finish(record: TransactionRecord, final: SettleUpdate, log: Logger): Promise<string> {
+    // A compensation that found its debit never applied: the debit is watched, since a wallet may
+    // still process it late (contract 5.4).
+    const update: SettleUpdate =
+      record.isCompensation && final.debitState === 'compensated' && final.state !== 'succeeded'
+        ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } }
+        : final;
     if (!(await store.settle(record, { ...update, inFlightUntil: null }))) return 'settled-elsewhere';
-    const fields = { attempts: update.attempts, lastWalletCode: update.lastWalletCode, state: update.state, note: update.note };
+    const fields = { attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note };
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
     switch (update.state) {
       case 'succeeded':
@@ -177,8 +184,13 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
     const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';
     await store.settle(record, { state: record.state, expect: [record.state], debitState });
-    logger.info({ transactionId: record.transactionId, debit: debit.transactionId, debitState }, 'debit settled from its compensation');
+    logger.info({ transaction_id: record.transactionId, debit_id: debit.transactionId, debit_state: debitState }, 'debit settled from its compensation');
   }
+}
+
+/** Retry jobs carry credits and rollbacks; a pending debit is the sweeper's. */
+function isRetryable(record: TransactionRecord): record is TransactionRecord & { kind: 'credit' | 'rollback' } {
+  return record.kind !== 'debit';
 }
 
 function compensationResult(state: TransactionState): string {

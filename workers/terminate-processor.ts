@@ -1,8 +1,9 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { TerminateJobData } from '../src/duties/queues';
+import { retryDelayMs, type DelayUnit } from '../src/duties/retry-policy';
 import type { Logger } from '../src/observability/logger';
 import { walletSessionFields, type SessionStore } from '../src/store/sessions';
-import { retryClass } from '../src/wallet/codes';
+import { Code, retryClass } from '../src/wallet/codes';
 import type { WalletClient } from '../src/wallet/protocol';
 import { RetryLater } from './backoff';
 
@@ -11,44 +12,79 @@ export interface TerminateProcessorDeps {
   readonly wallet: WalletClient;
   readonly logger: Logger;
   readonly providerId: string;
-  /** How often an ending session's pending set is looked at again (fixed: not the spec's schedule). */
+  readonly unit: DelayUnit;
+  /** How often a token that still has a live session or pending/dead work is looked at again. */
   readonly recheckMs: number;
+  /** One send (a wallet call and its record) holds the lease this long. */
+  readonly leaseMs: number;
+  /** The sweeper looks for a job behind an ending token after this long without news. */
+  readonly graceMs: number;
+  /** A terminate that keeps failing is retried until this long after the decision (DEAD_CHECK_WINDOW_MS). */
+  readonly windowMs: number;
+  readonly retentionSeconds: number;
   readonly now: () => number;
 }
 
+/** The terminate's retries follow the spec's delays, growing to at most this (contract 5.6). */
+export const TERMINATE_MAX_DELAY_MS = 60_000;
+
 /**
- * Ends a session after its pending work (contract 5.6): the wallet deactivates the token at
- * terminate, so a credit or rollback still retrying must settle first.
+ * Terminates a wallet token (contract 5.6): the wallet deactivates the token at terminate, so it is
+ * sent only once every session on the token ended and no credit or rollback of the token is
+ * pending or dead, and the decision is taken atomically with the token's claims. A terminate that
+ * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, logger, providerId, recheckMs, now } = deps;
+  const { sessions, wallet, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
+
+  /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
+  async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
+    if (token === undefined) throw new RetryLater(delayMs, reason);
+    await job.moveToDelayed(now() + delayMs, token);
+    throw new DelayedError();
+  }
 
   return async function processTerminate(job: Job<TerminateJobData>, token?: string): Promise<string> {
-    const { sessionId } = job.data;
-    const session = await sessions.get(sessionId);
-    if (session === undefined || session.state !== 'ending') return session?.state ?? 'missing';
-
-    if ((await sessions.pendingCount(session)) > 0) {
-      if (token === undefined) throw new RetryLater(recheckMs, 'pending work');
-      // DelayedError does not use up an attempt: the wait may outlast a whole retry schedule.
-      await job.moveToDelayed(now() + recheckMs, token);
-      throw new DelayedError();
+    const { tokenRef } = job.data;
+    const leaseUntil = now() + leaseMs;
+    const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs });
+    switch (taken.kind) {
+      case 'terminated':
+      case 'missing':
+        return taken.kind;
+      case 'wait':
+        return later(job, token, recheckMs, 'a session or work still holds the token');
+      case 'busy':
+        return later(job, token, Math.max(0, taken.leaseUntil - now()), 'another sender holds the lease');
+      case 'send':
+        break;
     }
 
-    const outcome = await wallet.call('terminate', walletSessionFields(session, providerId));
+    const fields = await sessions.tokenFields(tokenRef);
+    if (fields === undefined) return 'missing';
+    const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
+    const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
+    const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {
-      await sessions.markEnded(sessionId, outcome.response.balance);
-      logger.info({ sessionId }, 'session terminated at the wallet');
-      return 'ended';
+      await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated', balance: outcome.response.balance });
+      log.info('token terminated at the wallet');
+      return 'terminated';
     }
     if (outcome.kind === 'rejected' && retryClass(outcome.code) === 'none') {
-      // E.g. the token was already deactivated: nothing more a retry could change.
-      await sessions.markEnded(sessionId);
-      logger.warn({ sessionId, code: outcome.code }, 'terminate refused; session marked ended');
-      return 'ended';
+      // E.g. the token was deactivated already: nothing a retry could change.
+      await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated' });
+      log.warn({ wallet_code: outcome.code }, 'terminate refused for good; token taken as terminated');
+      return 'terminated';
     }
     const reason = outcome.kind === 'rejected' ? `code ${outcome.code}` : outcome.reason;
-    logger.warn({ sessionId, reason }, 'terminate to be retried');
-    throw new RetryLater(recheckMs, `terminate: ${reason}`);
+    if (now() - taken.from >= windowMs) {
+      await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'given_up' });
+      log.error({ reason }, 'terminate given up after its window: an operator must act (a repeated end drives it again)');
+      return 'given-up';
+    }
+    await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'retry' });
+    const delayMs = Math.min(TERMINATE_MAX_DELAY_MS, retryDelayMs(taken.attempt, unit));
+    log.warn({ reason, delay_ms: delayMs }, 'terminate to be retried');
+    return later(job, token, delayMs, `terminate: ${reason}`);
   };
 }

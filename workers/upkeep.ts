@@ -1,14 +1,18 @@
 import { compensationFor } from '../src/duties/compensation';
-import { ensureRetryJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
+import { compensationTransactionId } from '../src/duties/compensation-id';
+import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
+import type { SessionStore } from '../src/store/sessions';
 import type { TransactionStore } from '../src/store/transactions';
 import type { TransactionError, TransactionRecord } from '../src/store/types';
+import { Code } from '../src/wallet/codes';
 import type { WalletClient } from '../src/wallet/protocol';
 
 export interface UpkeepDeps {
   readonly store: TransactionStore;
+  readonly sessions: SessionStore;
   readonly queues: Queues;
   readonly wallet: WalletClient;
   readonly logger: Logger;
@@ -16,6 +20,7 @@ export interface UpkeepDeps {
   /** How long a record re-driven or found with a live job is left alone before the next look. */
   readonly graceMs: number;
   readonly deadCheckWindowMs: number;
+  readonly deadCheckIntervalMs: number;
   readonly now: () => number;
 }
 
@@ -36,17 +41,23 @@ export interface SweepReport {
   examined: number;
   jobsAdded: number;
   compensations: number;
+  /** Debits in doubt the wallet reported applied (`status`): succeeded, never rolled back. */
+  debitsApplied: number;
+  /** Ending tokens that had no terminate job behind them. */
+  terminatesDriven: number;
 }
 
 /**
  * The sweeper: every pending record whose check time passed and that has no live job behind it is
- * driven again. A pending debit past its lease lost its inline call: its outcome is unknown, so it
- * is compensated. A pending credit or rollback gets its retry job back.
+ * driven again, and so is every ending token with no terminate job. A pending debit past its lease
+ * lost its inline call (its gateway died mid-call, or Redis lost the write of its outcome): the
+ * wallet is asked with `status` first (contract 5.5); applied → succeeded, not applied →
+ * compensated, no clear answer → asked again at the next sweep. A pending credit or rollback gets
+ * its retry job back. `signal`: stop between records (a closing worker does not wait for a batch).
  */
-/** `signal`: stop between records (a closing worker does not wait for a whole batch). */
 export async function sweep(deps: UpkeepDeps, signal?: AbortSignal): Promise<SweepReport> {
-  const { store, logger, now } = deps;
-  const report: SweepReport = { examined: 0, jobsAdded: 0, compensations: 0 };
+  const { store, sessions, queues, logger, now } = deps;
+  const report: SweepReport = { examined: 0, jobsAdded: 0, compensations: 0, debitsApplied: 0, terminatesDriven: 0 };
   for (const id of await store.dueForSweep(now(), SWEEP_BATCH)) {
     if (signal?.aborted) break;
     report.examined += 1;
@@ -54,44 +65,93 @@ export async function sweep(deps: UpkeepDeps, signal?: AbortSignal): Promise<Swe
       const record = await store.get(id);
       if (record?.state !== 'pending') continue;
       if (record.kind === 'debit') {
-        if (await compensateLostDebit(deps, record)) report.compensations += 1;
+        const resolved = await resolveDebitInDoubt(deps, record);
+        if (resolved === 'compensated') report.compensations += 1;
+        if (resolved === 'applied') report.debitsApplied += 1;
       } else if (await redrivePending(deps, record)) {
         report.jobsAdded += 1;
       }
     } catch (err) {
-      logger.error({ err, transactionId: id }, 'sweep of a pending record failed; next sweep tries again');
+      logger.error({ err, transaction_id: id }, 'sweep of a pending record failed; next sweep tries again');
     }
   }
-  if (report.jobsAdded + report.compensations > 0) logger.warn(report, 'sweep re-drove pending work');
+  for (const tokenRef of await sessions.dueEndingTokens(now(), SWEEP_BATCH)) {
+    if (signal?.aborted) break;
+    try {
+      if (await ensureTerminateJob(queues, tokenRef)) report.terminatesDriven += 1;
+    } catch (err) {
+      logger.error({ err, token_ref: tokenRef }, 'sweep of an ending token failed; next sweep tries again');
+    }
+  }
+  if (report.jobsAdded + report.compensations + report.debitsApplied + report.terminatesDriven > 0) logger.warn(report, 'sweep re-drove pending work');
   return report;
 }
 
-async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord): Promise<boolean> {
-  const { store, queues, logger, metrics, now } = deps;
+/** A debit in doubt: wallet `status` first, then succeeded, compensated, or asked again later. */
+async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): Promise<'applied' | 'compensated' | 'unclear' | 'moved'> {
+  const { store, wallet, logger, now } = deps;
   // A gateway that recorded its try keeps that count; otherwise the lost call counts as one unknown try.
   const tried = debit.attempts > 0;
+  const attempts = tried ? debit.attempts : 1;
+  const history = tried ? debit.history : (['unknown'] as const);
+  const fields = statusFieldsFor(debit);
+  const status = fields === undefined ? undefined : await wallet.call('status', fields);
+  if (status?.kind === 'ok') {
+    const balance = status.response.balance;
+    const applied = await store.settle(debit, {
+      state: 'succeeded',
+      expect: ['pending'],
+      attempts,
+      history,
+      lastWalletCode: Code.Success,
+      balance,
+      sessionBalance: balance,
+      error: null,
+      note: 'applied at the wallet (status of a debit in doubt)',
+    });
+    if (applied) logger.warn({ transaction_id: debit.transactionId }, 'debit in doubt found applied at the wallet: succeeded');
+    return applied ? 'applied' : 'moved';
+  }
+  if (status?.kind !== 'rejected' || status.code !== Code.TransactionNotFound) {
+    await store.settle(debit, { state: 'pending', expect: ['pending'], nextCheckAt: now() + deps.graceMs });
+    logger.warn({ transaction_id: debit.transactionId, status: status === undefined ? 'no body' : status.kind === 'rejected' ? status.code : status.kind }, 'debit in doubt: status unclear; asked again later');
+    return 'unclear';
+  }
+  return (await compensateLostDebit(deps, debit, attempts, history)) ? 'compensated' : 'moved';
+}
+
+async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord, attempts: number, history: TransactionRecord['history']): Promise<boolean> {
+  const { store, queues, logger, metrics, now } = deps;
   const result = await store.beginCompensation({
     debit,
     error: LOST_DEBIT_ERROR,
-    attempts: tried ? debit.attempts : 1,
+    attempts,
     lastWalletCode: debit.lastWalletCode,
-    history: tried ? debit.history : ['unknown'],
+    history,
     compensation: compensationFor(debit, now()),
     leaseUntil: now() + deps.graceMs,
   });
   if (result.kind === 'not_pending') return false;
   await ensureRetryJob(queues, result.compensationId, 0);
   metrics.compensations.inc({ result: 'scheduled' });
-  logger.warn({ transactionId: debit.transactionId, compensationId: result.compensationId, link: result.kind }, 'lost debit: compensation started');
+  logger.warn({ transaction_id: debit.transactionId, compensation_id: result.compensationId, link: result.kind }, 'lost debit: compensation started');
   return true;
 }
 
 async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Promise<boolean> {
   const { store, queues, logger, now } = deps;
   const added = (await hasLiveRetryJob(queues, record.transactionId)) ? false : await ensureRetryJob(queues, record.transactionId, 0);
-  // Not due again before the job had its chance to run.
-  await store.settle(record, { state: 'pending', expect: ['pending'], nextCheckAt: now() + deps.graceMs });
-  if (added) logger.warn({ transactionId: record.transactionId, kind: record.kind }, 'pending record had no job: re-queued');
+  // Not due again before the job had its chance to run. A claimed record whose inline call never
+  // settled (its gateway died, or Redis lost the write) may have reached the wallet: that try
+  // counts (contract 5.3); a held round closer was never sent inline.
+  const lostInline = record.attempts === 0 && !record.deferred;
+  await store.settle(record, {
+    state: 'pending',
+    expect: ['pending'],
+    nextCheckAt: now() + deps.graceMs,
+    ...(lostInline ? { expectAttempts: 0, attempts: 1, history: ['unknown'] as const } : {}),
+  });
+  if (added) logger.warn({ transaction_id: record.transactionId, kind: record.kind }, 'pending record had no job: re-queued');
   return added;
 }
 
@@ -117,11 +177,56 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
       const update = deadCheckUpdate(record, status);
       if (update !== undefined && (await store.settle(record, update))) {
         settled += 1;
-        logger.warn({ transactionId: id, kind: record.kind }, 'dead record found applied at the wallet: succeeded');
+        logger.warn({ transaction_id: id, kind: record.kind }, 'dead record found applied at the wallet: succeeded');
       }
     } catch (err) {
-      logger.error({ err, transactionId: id }, 'dead-check of a record failed');
+      logger.error({ err, transaction_id: id }, 'dead-check of a record failed');
     }
   }
-  return settled;
+  return settled + (await recheckNeverApplied(deps));
+}
+
+/**
+ * Debits whose compensation found them never applied are asked about again (contract 5.4): one
+ * that shows up applied (a wallet processed it after the gateway gave up) gets a second
+ * compensation, with an id of its own derived from the debit's; one still not applied when the
+ * window ends stays `compensated`, and the watch ends. Returns how many were rolled back.
+ */
+async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
+  const { store, queues, wallet, logger, metrics, now } = deps;
+  let rolledBack = 0;
+  for (const id of await store.dueForRecheck(now(), DEAD_CHECK_BATCH)) {
+    try {
+      const debit = await store.get(id);
+      if (debit?.state !== 'compensated' || debit.recheckUntil === null) continue;
+      const fields = statusFieldsFor(debit);
+      const status = fields === undefined ? undefined : await wallet.call('status', fields);
+      if (status?.kind === 'ok') {
+        const started = await store.beginCompensation({
+          debit,
+          error: debit.error ?? LOST_DEBIT_ERROR,
+          attempts: debit.attempts,
+          lastWalletCode: debit.lastWalletCode,
+          history: debit.history,
+          compensation: compensationFor(debit, now(), compensationTransactionId(debit.transactionId, 'late')),
+          leaseUntil: now() + deps.graceMs,
+          late: true,
+        });
+        if (started.kind === 'not_pending') continue;
+        await ensureRetryJob(queues, started.compensationId, 0);
+        metrics.compensations.inc({ result: 'scheduled' });
+        rolledBack += 1;
+        logger.error({ transaction_id: id, compensation_id: started.compensationId }, 'debit applied after the gateway gave up on it: rolled back now');
+      } else if (now() >= debit.recheckUntil) {
+        const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
+        await store.settle(debit, { state: 'compensated', expect: ['compensated'], note: `not applied at the wallet by the end of the re-check window (last status: ${last})` });
+        logger.info({ transaction_id: id, status: last }, 'never-applied debit: re-check window over');
+      } else {
+        await store.recheckLater(id, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
+      }
+    } catch (err) {
+      logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
+    }
+  }
+  return rolledBack;
 }

@@ -85,20 +85,48 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   const keys = keysFor(config.QUEUE_PREFIX);
   const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
-  // The worker only marks sessions ended; an ended session is kept as long as a settled record.
+  // The worker never creates or renews sessions; it ends them with their token's terminate.
   const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const queues = createQueues(bullmq, config.QUEUE_PREFIX);
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   const graceMs = 2 * locks.lockDuration;
 
-  const upkeepDeps: UpkeepDeps = { store, queues, wallet, logger, metrics, graceMs, deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS, now };
-  const processRetry = createRetryProcessor({ store, wallet, logger, metrics, unit: config.RETRY_DELAY_UNIT, graceMs, heldRecheckMs: HELD_RECHECK_MS, inFlightMs: locks.lockDuration, now });
+  const upkeepDeps: UpkeepDeps = {
+    store,
+    sessions,
+    queues,
+    wallet,
+    logger,
+    metrics,
+    graceMs,
+    deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
+    deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
+    now,
+  };
+  const processRetry = createRetryProcessor({
+    store,
+    wallet,
+    logger,
+    metrics,
+    unit: config.RETRY_DELAY_UNIT,
+    graceMs,
+    heldRecheckMs: HELD_RECHECK_MS,
+    inFlightMs: locks.lockDuration,
+    recheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
+    recheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
+    now,
+  });
   const processTerminate = createTerminateProcessor({
     sessions,
     wallet,
     logger,
     providerId: config.PROVIDER_ID,
+    unit: config.RETRY_DELAY_UNIT,
     recheckMs: HELD_RECHECK_MS,
+    leaseMs: locks.lockDuration,
+    graceMs,
+    windowMs: config.DEAD_CHECK_WINDOW_MS,
+    retentionSeconds: config.RECORD_RETENTION_SECONDS,
     now,
   });
 

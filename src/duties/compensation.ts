@@ -1,6 +1,6 @@
 import { parseJson } from '../lib/json';
+import type { DebitRef } from '../store/transactions';
 import type { NewTransaction } from '../store/types';
-import type { TransactionRecord } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
 
@@ -9,9 +9,8 @@ import { compensationTransactionId } from './compensation-id';
  * debit's id as reference, its amount and wallet round, round_closed true, and an id derived from
  * the debit's id. Built from the debit's stored wallet body, so the sweeper can build it after a crash.
  */
-export function compensationFor(debit: Pick<TransactionRecord, 'transactionId' | 'walletBody' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'roundId' | 'walletRoundId' | 'currency'>, now: number): NewTransaction {
+export function compensationFor(debit: DebitRef, now: number, transactionId = compensationTransactionId(debit.transactionId)): NewTransaction {
   const fields = debitFieldsSchema.parse(parseJson(debit.walletBody));
-  const transactionId = compensationTransactionId(debit.transactionId);
   const walletBody = encodeRequest('rollback', {
     ...fields,
     transaction_id: transactionId,

@@ -11,7 +11,7 @@ import type { Duties } from './types';
 export const QUEUE_NAMES = {
   /** Credit/rollback retries and debit compensations: one job per transaction id. */
   retry: 'wallet-retry',
-  /** Terminate of an ending session once its pending work settled: one job per session. */
+  /** Terminate of a wallet token once its sessions ended and its work settled: one job per token. */
   terminate: 'session-terminate',
   /** The sweeper and the dead-check, run by job schedulers. */
   upkeep: 'upkeep',
@@ -27,7 +27,7 @@ export interface RetryJobData {
 }
 
 export interface TerminateJobData {
-  readonly sessionId: string;
+  readonly tokenRef: string;
 }
 
 /**
@@ -38,9 +38,9 @@ export function retryJobId(transactionId: string): string {
   return `tx-${Buffer.from(transactionId, 'utf8').toString('base64url')}`;
 }
 
-/** Session ids are already base64url (src/store/sessions.ts). */
-export function terminateJobId(sessionId: string): string {
-  return `end-${sessionId}`;
+/** Token refs are already base64url (src/store/sessions.ts tokenRefOf). */
+export function terminateJobId(tokenRef: string): string {
+  return `end-${tokenRef}`;
 }
 
 const WEEK_SECONDS = 7 * 24 * 3600;
@@ -58,10 +58,13 @@ export const RETRY_JOB_OPTIONS: JobsOptions = Object.freeze({
   removeOnFail: { age: WEEK_SECONDS },
 });
 
-/** Terminate: a wallet answer with a retry code or an unknown outcome is tried again on a fixed delay. */
-export const TERMINATE_ATTEMPTS = 20;
+/**
+ * Terminate: its waits and retries are moved to the delayed set by the processor itself (they use
+ * up no BullMQ attempt), until the terminate's window passes (contract 5.6). `attempts` only
+ * bounds runs that end in an unexpected error (Redis away, a bug).
+ */
 export const TERMINATE_JOB_OPTIONS: JobsOptions = Object.freeze({
-  attempts: TERMINATE_ATTEMPTS,
+  attempts: 1_000,
   backoff: { type: BACKOFF_TYPE },
   removeOnComplete: true,
   removeOnFail: { age: WEEK_SECONDS },
@@ -107,17 +110,28 @@ export async function hasLiveRetryJob(queues: Queues, transactionId: string): Pr
 }
 
 /**
- * Makes sure a job runs for the transaction: nothing if one is live, else a finished job with the
- * same id is removed first (the jobId dedupe would otherwise swallow the new one). Returns whether
- * a job was added.
+ * The one way a job is added under an id that may have been used before: nothing if a job with the
+ * id is live (it will read the current state when it runs), else a finished one (completed, or
+ * failed and kept for Bull Board) is removed first, because BullMQ's jobId dedupe would silently
+ * swallow the new one. Returns whether a job was added.
  */
-export async function ensureRetryJob(queues: Queues, transactionId: string, delayMs: number): Promise<boolean> {
-  const jobId = retryJobId(transactionId);
-  const state = await queues.retry.getJobState(jobId);
+export async function ensureJob<T>(queue: Queue<T>, name: string, data: T, jobId: string, delayMs = 0): Promise<boolean> {
+  const state = await queue.getJobState(jobId);
   if (LIVE_STATES.has(state)) return false;
-  if (state === 'completed' || state === 'failed') await queues.retry.remove(jobId);
-  await queues.retry.add('retry', { transactionId }, { jobId, delay: Math.max(0, delayMs) });
+  if (state === 'completed' || state === 'failed') await queue.remove(jobId);
+  // Typed loosely by BullMQ's own generics (name and data are inferred from the queue's parameter).
+  await (queue as Queue).add(name, data, { jobId, delay: Math.max(0, delayMs) });
   return true;
+}
+
+/** Makes sure a retry job runs for the transaction (see ensureJob). */
+export function ensureRetryJob(queues: Queues, transactionId: string, delayMs: number): Promise<boolean> {
+  return ensureJob(queues.retry, 'retry', { transactionId }, retryJobId(transactionId), delayMs);
+}
+
+/** Makes sure a terminate job drives the token (see ensureJob). */
+export function ensureTerminateJob(queues: Queues, tokenRef: string, delayMs = 0): Promise<boolean> {
+  return ensureJob(queues.terminate, 'terminate', { tokenRef }, terminateJobId(tokenRef), delayMs);
 }
 
 export interface DutiesOptions {
@@ -133,17 +147,17 @@ export interface QueueDuties extends Duties {
 
 /**
  * The producers the engine uses. Both resolve once the job is in Redis, so the engine answers
- * only after the work is durable; the jobId makes a second call for the same id a no-op.
+ * only after the work is durable; a live job with the same id makes a second call a no-op.
  */
 export function createDuties(options: DutiesOptions): QueueDuties {
   const queues = createQueues(options.connection, options.prefix);
   return {
     queues,
     async enqueueRetry(transactionId, delayMs) {
-      await queues.retry.add('retry', { transactionId }, { jobId: retryJobId(transactionId), delay: Math.max(0, delayMs) });
+      await ensureRetryJob(queues, transactionId, delayMs);
     },
-    async enqueueTerminate(sessionId) {
-      await queues.terminate.add('terminate', { sessionId }, { jobId: terminateJobId(sessionId) });
+    async enqueueTerminate(tokenRef) {
+      await ensureTerminateJob(queues, tokenRef);
     },
     close: () => queues.close(),
   };

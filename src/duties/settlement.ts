@@ -6,31 +6,53 @@ import { decideRetry, type AttemptResult, type DelayUnit } from './retry-policy'
 
 /**
  * What one wallet attempt means for a transaction record: the store update and the next step.
- * Pure; shared by the gateway's inline first attempt and the worker's retries, so both read the
- * spec's duties the same way.
+ * Pure. Two decisions, each exhaustive by type: the gateway's inline first attempt (before the
+ * engine is answered) and the worker's retries (after it was answered `202`), so both read the
+ * spec's duties the same way but each can only get what it can act on.
  */
-export interface AttemptInput {
-  readonly record: Pick<TransactionRecord, 'kind' | 'isCompensation'>;
-  /** Results of the earlier attempts since the last (re)drive, in order. */
-  readonly priorHistory: readonly AttemptResult[];
-  /** Wallet tries made so far, this one included. */
-  readonly attempts: number;
+interface AttemptBase {
   readonly outcome: WalletOutcome;
   readonly unit: DelayUnit;
   readonly now: number;
 }
 
-export type Next =
-  /** Final: succeeded, failed or dead. */
-  | { readonly kind: 'settle'; readonly update: SettleUpdate }
-  /** Still pending: store the update, then (re)queue the job to run after delayMs. */
-  | { readonly kind: 'retry'; readonly update: SettleUpdate; readonly delayMs: number }
-  /** A debit the spec says to roll back: refuse it to the engine and start its compensation. */
-  | { readonly kind: 'compensate'; readonly error: TransactionError; readonly progress: Progress }
-  /** The answers leave it open whether the wallet applied something: ask wallet `status` first. */
-  | Triage;
+export interface InlineAttemptInput extends AttemptBase {
+  readonly record: Pick<TransactionRecord, 'kind'>;
+}
+
+export interface RetryAttemptInput extends AttemptBase {
+  /** Retry jobs carry credits and rollbacks only: a debit is never sent twice. */
+  readonly record: { readonly kind: 'credit' | 'rollback'; readonly isCompensation: boolean };
+  /** Results of the earlier attempts since the last (re)drive, in order. */
+  readonly priorHistory: readonly AttemptResult[];
+  /** Wallet tries so far, this one included. */
+  readonly attempts: number;
+}
+
+/** Final: succeeded, failed, dead (or a compensation found not needed). */
+export interface Settle {
+  readonly kind: 'settle';
+  readonly update: SettleUpdate;
+}
+
+/** Still pending: store the update, then (re)queue the job to run after delayMs. */
+export interface Retry {
+  readonly kind: 'retry';
+  readonly update: SettleUpdate;
+  readonly delayMs: number;
+}
+
+/** A debit the spec says to roll back: refuse it to the engine and start its compensation. */
+export interface Compensate {
+  readonly kind: 'compensate';
+  readonly error: TransactionError;
+  readonly progress: Progress;
+}
+
+export type InlineNext = Settle | Retry | Compensate;
 
 /**
+ * The answers leave it open whether the wallet applied something: ask wallet `status` first.
  * `debit`: a compensation rollback kept answering 34/39 — was the debit it undoes ever applied?
  * `self`: a final refusal came after an attempt whose outcome was unknown — was that attempt
  * applied? (A wallet may refuse the repeat of a transaction it already holds.) `notApplied` is the
@@ -48,6 +70,9 @@ export interface Progress {
   readonly lastWalletCode: number | null;
   readonly history: readonly AttemptResult[];
 }
+
+/** After a retry: the answers may leave it open whether the wallet applied something. */
+export type RetryNext = Settle | Retry | Triage;
 
 /** The contract's error for a refused or unknown wallet outcome. */
 export function errorFor(outcome: WalletOutcome): TransactionError {
@@ -71,7 +96,33 @@ const STOP_NOTES = {
   'limited-retries-exhausted': 'retries exhausted: 3 retries caused by codes 34/39 made',
 } as const;
 
-export function afterAttempt(input: AttemptInput): Next {
+/** The first attempt, made inline before the engine is answered: a refusal here is the engine's answer. */
+export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
+  const { record, outcome } = input;
+  const result = outcomeResult(outcome);
+  const history = [result];
+  const lastWalletCode = result === 'unknown' ? null : result;
+  const base = { expect: ['pending'] as TransactionState[], attempts: 1, lastWalletCode, history };
+
+  if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, false) };
+  const refused: Settle = { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
+  if (record.kind === 'debit') {
+    if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) {
+      return { kind: 'compensate', error: errorFor(outcome), progress: { attempts: 1, lastWalletCode, history } };
+    }
+    return refused;
+  }
+  const decision = decideRetry(history, input.unit);
+  if (decision.retry) return { kind: 'retry', delayMs: decision.delayMs, update: { ...base, state: 'pending', nextCheckAt: input.now + decision.delayMs } };
+  return refused;
+}
+
+/**
+ * A retry, made by a worker after the engine was answered `202` (or for a compensation the engine
+ * never sees). Acknowledged work never ends `failed` (contract 5.3): whatever stops it makes it
+ * `dead`, because money is owed and an operator must act.
+ */
+export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
   const { record, outcome, attempts, now } = input;
   const result = outcomeResult(outcome);
   const history = [...input.priorHistory, result];
@@ -81,19 +132,9 @@ export function afterAttempt(input: AttemptInput): Next {
   // A rollback may stand in for a debit's compensation; the store applies debitState only then.
   const debitState = (state: TransactionState): { debitState?: TransactionState } =>
     record.kind === 'rollback' ? { debitState: state } : {};
+  const dead = (note: string): SettleUpdate => ({ ...base, state: 'dead', error: errorFor(outcome), note, ...debitState('dead') });
 
-  if (outcome.kind === 'ok') {
-    const balance = outcome.response.balance;
-    return {
-      kind: 'settle',
-      update: { ...base, state: 'succeeded', balance, sessionBalance: balance, error: null, ...debitState('compensated') },
-    };
-  }
-
-  if (record.kind === 'debit') {
-    if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) return { kind: 'compensate', error: errorFor(outcome), progress };
-    return { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
-  }
+  if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, record.kind === 'rollback') };
 
   const decision = decideRetry(history, input.unit);
   if (decision.retry) {
@@ -101,19 +142,14 @@ export function afterAttempt(input: AttemptInput): Next {
   }
   switch (decision.reason) {
     case 'succeeded':
-      throw new Error('unreachable: a success outcome is settled above');
+      throw new TypeError('the policy read a refusal as a success');
     case 'final-code': {
-      // A compensation refused for good leaves the money the debit took stuck: an operator must
-      // look (contract 5.9).
-      const refused: SettleUpdate = record.isCompensation
-        ? {
-            ...base,
-            state: 'dead',
-            error: errorFor(outcome),
-            note: `compensation refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)})`,
-            ...debitState('dead'),
-          }
-        : { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true, ...debitState('dead') };
+      const refused = dead(
+        record.isCompensation
+          ? // A compensation refused for good leaves the money the debit took stuck (contract 5.9).
+            `compensation refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)})`
+          : `refused with code ${lastWalletCode} (${codeName(lastWalletCode ?? Code.UnknownError)}) after the engine was answered`,
+      );
       if (input.priorHistory.includes('unknown')) return { kind: 'triage', target: 'self', progress, notApplied: refused };
       return { kind: 'settle', update: refused };
     }
@@ -127,10 +163,16 @@ export function afterAttempt(input: AttemptInput): Next {
         };
         return { kind: 'triage', target: 'debit', progress, notApplied };
       }
-      return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
+      return { kind: 'settle', update: dead(STOP_NOTES[decision.reason]) };
     case 'retries-exhausted':
-      return { kind: 'settle', update: { ...base, state: 'dead', error: errorFor(outcome), note: STOP_NOTES[decision.reason], ...debitState('dead') } };
+      return { kind: 'settle', update: dead(STOP_NOTES[decision.reason]) };
   }
+}
+
+type AttemptFields = Pick<SettleUpdate, 'expect' | 'attempts' | 'lastWalletCode' | 'history'>;
+
+function succeeded(base: AttemptFields, balance: string, rollback: boolean): SettleUpdate {
+  return { ...base, state: 'succeeded', balance, sessionBalance: balance, error: null, ...(rollback ? { debitState: 'compensated' as const } : {}) };
 }
 
 /**
@@ -157,6 +199,8 @@ export function afterTriage(triage: Triage, status: WalletOutcome): SettleUpdate
   return {
     ...base,
     state: 'succeeded',
+    // However the success was learned, a succeeded record says 1 (contract 5.3).
+    lastWalletCode: Code.Success,
     balance,
     sessionBalance: balance,
     error: null,

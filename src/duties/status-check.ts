@@ -1,4 +1,5 @@
 import { parseJson } from '../lib/json';
+import { Code } from '../wallet/codes';
 import type { SettleUpdate } from '../store/transactions';
 import type { TransactionKind, TransactionRecord } from '../store/types';
 import { debitFieldsSchema, type SessionFields, type StatusFields, type WalletOutcome } from '../wallet/protocol';
@@ -51,6 +52,7 @@ export function deadCheckUpdate(record: Pick<TransactionRecord, 'kind'>, status:
   return {
     state: 'succeeded',
     expect: ['dead'],
+    lastWalletCode: Code.Success,
     error: null,
     note: DEAD_CHECK_NOTE,
     ...(record.kind === 'rollback' ? { debitState: 'compensated' as const } : {}),

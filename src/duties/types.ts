@@ -9,7 +9,10 @@ export interface Duties {
    * does not make a second job.
    */
   enqueueRetry(transactionId: string, delayMs: number): Promise<void>;
-  /** Queue the terminate of an `ending` session; it runs once the session's pending work settled. */
-  enqueueTerminate(sessionId: string): Promise<void>;
+  /**
+   * Make sure a terminate job drives the wallet token: it sends the terminate once every session on
+   * the token ended and the token's work settled, and retries it (contract 5.6).
+   */
+  enqueueTerminate(tokenRef: string): Promise<void>;
   close(): Promise<void>;
 }

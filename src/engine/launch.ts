@@ -33,6 +33,8 @@ export function createLaunch(deps: EngineDeps): Launch {
       { token: q.token, playerId: q.player_id, siteId: q.site_id, currency: q.currency, gameId: q.game_id, balance },
       clock(),
     );
+    // The token's terminate was decided already: a session on it could not play (contract 5.6).
+    if (session === undefined) return { kind: 'failed', error: errors.sessionEnded() };
     return {
       kind: 'launched',
       sessionId: session.sessionId,

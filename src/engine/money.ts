@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { compensationFor } from '../duties/compensation';
-import { afterAttempt } from '../duties/settlement';
+import { afterInlineAttempt } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
-import type { NewTransaction, TransactionKind, TransactionRecord } from '../store/types';
+import type { NewTransaction, TransactionKind } from '../store/types';
 import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
@@ -131,42 +131,27 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const lastBalance = claim.sessionBalance;
 
     const outcome = await wallet.send(p.kind, walletBody, context);
-    const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
+    const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
+    const pending: Answer = { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
 
     switch (next.kind) {
       case 'settle': {
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         const { state, balance, error } = next.update;
         if (state === 'succeeded') return { state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency };
-        if (state === 'dead') return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
         return failed(error ?? UNRECORDED_REFUSAL);
       }
-      case 'retry': {
+      case 'retry':
         // Settle first so the record says pending with its attempt; then the job, durably; then 202.
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         await duties.enqueueRetry(p.transactionId, next.delayMs);
-        return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
-      }
+        return pending;
       case 'compensate': {
-        const debit: TransactionRecord = {
-          ...record,
-          state: 'pending',
-          attempts: 0,
-          lastWalletCode: null,
-          history: [],
-          balance: null,
-          compensationId: null,
-          deferred: false,
-          inFlightUntil: null,
-          error: null,
-          note: null,
-          updatedAt: now,
-        };
         const started = await transactions.beginCompensation({
-          debit,
+          debit: record,
           error: next.error,
           ...next.progress,
-          compensation: compensationFor(debit, clock()),
+          compensation: compensationFor(record, clock()),
           leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
         });
         if (started.kind === 'not_pending') return reread(record, lastBalance);
@@ -174,9 +159,6 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
         logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
         return failed(next.error);
       }
-      case 'triage':
-        // Only a compensation rollback is triaged, and those never run inline.
-        throw new Error(`unexpected triage of ${p.kind} ${p.transactionId}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import { errorFor } from '../duties/settlement';
 import { emptyBody, fieldIssues } from './schemas';
 import { walletSessionFields } from '../store/sessions';
+import { Code } from '../wallet/codes';
 import { NO_CONTEXT, errors, failed, type Answer, type EngineDeps, type RequestContext } from './types';
 
 /** balance and end: calls about the session, no transaction record. */
@@ -9,8 +10,11 @@ export interface SessionCalls {
   end(sessionId: string, body: unknown, context?: RequestContext): Promise<Answer>;
 }
 
+/** The inline terminate's send lease outlasts its wallet call by this much; the sweeper waits as long again. */
+const TERMINATE_LEASE_MARGIN_MS = 5_000;
+
 export function createSessionCalls(deps: EngineDeps): SessionCalls {
-  const { wallet, sessions, duties, config, logger } = deps;
+  const { wallet, sessions, duties, config, clock, logger } = deps;
 
   return {
     async balance(sessionId, body, context = NO_CONTEXT) {
@@ -27,35 +31,39 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
     },
 
     /**
-     * Moves the session to `ending` (no new bets). With credits/rollbacks still pending, the
-     * terminate is queued to run after them (202); with none, it is sent now. A terminate that
-     * does not go through inline is queued too, so the token is always deactivated in the end.
+     * Ends the gateway session (no more bets) and, if nothing else holds its wallet token, takes
+     * the decision to terminate the token atomically with the token's claims (contract 5.6) and
+     * sends the terminate now (200). Otherwise a terminate job drives it (202): it waits for the
+     * token's other sessions and pending or dead work, and retries the terminate. A repeated `end`
+     * makes sure such a job exists.
      */
     async end(sessionId, body, context = NO_CONTEXT) {
       const parsed = emptyBody.safeParse(body);
       if (!parsed.success) return failed(errors.validation(fieldIssues(parsed.error)));
-      const session = await sessions.get(sessionId);
+      const session = await sessions.profile(sessionId);
       if (session === undefined) return failed(errors.sessionNotFound());
-      const done = { state: 'succeeded', transactionId: null, balance: session.balance, currency: session.currency } as const;
-      if (session.state === 'ended') return done;
-
-      const before = await sessions.beginEnd(sessionId);
-      if (before === undefined) return failed(errors.sessionNotFound());
-      if (before === 'ended') return done;
-      const queued = { ...done, state: 'pending' } as const;
-
-      if ((await sessions.pendingCount(session)) > 0) {
-        await duties.enqueueTerminate(sessionId);
-        return queued;
+      const now = clock();
+      const leaseUntil = now + config.WALLET_TIMEOUT_MS + TERMINATE_LEASE_MARGIN_MS;
+      const ended = await sessions.end(session, { now, leaseUntil, checkAt: leaseUntil + TERMINATE_LEASE_MARGIN_MS });
+      if (ended.kind === 'not_found') return failed(errors.sessionNotFound());
+      const answer = (state: 'succeeded' | 'pending', balance: string): Answer => ({ state, transactionId: null, balance, currency: session.currency });
+      if (ended.kind === 'ended') return answer('succeeded', ended.balance);
+      if (ended.kind === 'pending') {
+        await duties.enqueueTerminate(session.tokenRef);
+        return answer('pending', ended.balance);
       }
+
       const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind === 'ok') {
-        await sessions.markEnded(sessionId, outcome.response.balance);
-        return { ...done, balance: outcome.response.balance };
+        await sessions.finishTerminate(session.tokenRef, { outcome: 'terminated', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode: Code.Success, balance: outcome.response.balance });
+        return answer('succeeded', outcome.response.balance);
       }
-      logger.warn({ session_id: sessionId, wallet_code: outcome.kind === 'rejected' ? outcome.code : null }, 'inline terminate failed; queued');
-      await duties.enqueueTerminate(sessionId);
-      return queued;
+      // The job reads the answer again (a final refusal, a retry, the window) and drives it from here.
+      const walletCode = outcome.kind === 'rejected' ? outcome.code : null;
+      logger.warn({ session_id: sessionId, wallet_code: walletCode }, 'inline terminate did not go through; queued');
+      await sessions.finishTerminate(session.tokenRef, { outcome: 'retry', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode });
+      await duties.enqueueTerminate(session.tokenRef);
+      return answer('pending', ended.balance);
     },
   };
 }

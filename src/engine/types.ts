@@ -16,6 +16,7 @@ export type EngineConfig = Pick<
   | 'MULTI_BET_GAMES'
   | 'RETRY_DELAY_UNIT'
   | 'WALLET_TIMEOUT_MS'
+  | 'RECORD_RETENTION_SECONDS'
 >;
 
 /** Everything a use case needs, passed in (no globals, no HTTP). */

@@ -5,10 +5,20 @@
 export interface Keys {
   session(sessionId: string): string;
   /**
-   * SET of the ids still pending under one wallet token. Sessions of a relaunch share the token, and
+   * SET of the ids still pending or dead under one wallet token (dead work still needs the token). Sessions of a relaunch share the token, and
    * terminate deactivates it for all of them, so `end` waits for this set, not a per-session one.
    */
   tokenPending(tokenRef: string): string;
+  /**
+   * HASH of one wallet token: what its terminate sends (token, player, site, currency, game) and
+   * where ending it stands (state: absent = active, `terminating` once the decision is taken,
+   * `terminated`; the send lease, the attempts and the horizon of its terminate).
+   */
+  token(tokenRef: string): string;
+  /** SET of the session ids launched on one token: its terminate waits until each ended or expired. */
+  tokenSessions(tokenRef: string): string;
+  /** The common start of every session key (scripts name the sessions of a token from it). */
+  sessionPrefix(): string;
   transaction(transactionId: string): string;
   /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
@@ -16,15 +26,27 @@ export interface Keys {
   pendingIndex(): string;
   /** ZSET transaction id → time of death, for the operators' list. */
   deadIndex(): string;
+  /** ZSET token ref → time after which an ending token with no terminate job behind it is re-driven. */
+  endingIndex(): string;
+  /** ZSET token ref → time its terminate was given up (the window passed): for operators. */
+  terminateFailedIndex(): string;
+  /** ZSET debit id → next `status` check of a debit the wallet said it never applied (contract 5.4). */
+  recheckIndex(): string;
 }
 
 export function keysFor(prefix: string): Keys {
   return {
     session: (id) => `${prefix}:session:${id}`,
+    sessionPrefix: () => `${prefix}:session:`,
     tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
+    token: (ref) => `${prefix}:token:${ref}`,
+    tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,
     deadIndex: () => `${prefix}:dead`,
+    endingIndex: () => `${prefix}:ending`,
+    terminateFailedIndex: () => `${prefix}:terminate-failed`,
+    recheckIndex: () => `${prefix}:recheck`,
   };
 }

@@ -51,13 +51,25 @@ export function defineScript<I>(file: string, build: (input: I) => ScriptCall): 
 
 type ScriptCommand = (...args: string[]) => Promise<unknown>;
 
-/** Runs a script on a connection, registering it there on first use. */
+/**
+ * Registers scripts on a connection; a store does it once, when it is made. Not lazily at first
+ * use: an auto-pipeline that already exists in that tick would lack the new command, and ioredis
+ * then misaligns the pipeline's replies (ioredis issue 1931).
+ */
+export function registerScripts(redis: Redis, scripts: readonly Script<never>[]): void {
+  const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
+  for (const script of scripts) {
+    if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  }
+}
+
+/** Runs a script registered on the connection (registerScripts). */
 export function runScript<I>(redis: Redis, script: Script<I>, input: I): Promise<unknown> {
   const { keys, args } = script.build(input);
   if (keys.length !== script.numberOfKeys) {
     throw new Error(`${script.file} takes ${script.numberOfKeys} keys, was given ${keys.length}`);
   }
-  const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
-  if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-  return commands[script.command]!(...keys, ...args);
+  const command = (redis as unknown as Record<string, ScriptCommand | undefined>)[script.command];
+  if (command === undefined) throw new Error(`${script.file} is not registered on this connection`);
+  return command.apply(redis, [...keys, ...args]);
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
-import { defineScript, runScript } from './scripts';
+import { defineScript, registerScripts, runScript } from './scripts';
 import type { Session, SessionProfile } from './types';
 
 export interface NewSession {
@@ -17,7 +17,8 @@ export interface NewSession {
 export interface SessionStore {
   /** The sliding expiry every engine call renews (a claim renews it in its own script). */
   readonly ttlSeconds: number;
-  create(session: NewSession, now: number): Promise<Session>;
+  /** undefined: the token's terminate was decided already, so it takes no new session. */
+  create(session: NewSession, now: number): Promise<Session | undefined>;
   get(sessionId: string): Promise<Session | undefined>;
   /**
    * The fields a session never changes (token, player, site, currency, game), from a small
@@ -27,11 +28,58 @@ export interface SessionStore {
   profile(sessionId: string): Promise<SessionProfile | undefined>;
   /** Renews the sliding expiry and records the last known balance. */
   touch(sessionId: string, balance?: string): Promise<void>;
-  /** Moves an open session to `ending`; returns the state it had (undefined: no such session). */
-  beginEnd(sessionId: string): Promise<Session['state'] | undefined>;
-  markEnded(sessionId: string, balance?: string): Promise<void>;
-  /** Records still pending under the session's wallet token (in any session of that token). */
+  /**
+   * The engine's `end`: the session takes no more bets, and its token's terminate is decided if
+   * nothing holds the token (contract 5.6). `terminate`: decided, and this caller holds the send lease.
+   */
+  end(session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>, lease: TerminateLease): Promise<EndResult>;
+  /** The terminate job's step before sending: the decision and the send lease, or why not. */
+  takeTerminate(tokenRef: string, lease: TerminateLease): Promise<TakeTerminateResult>;
+  /** How a terminate ended (see finish-terminate-4.lua). */
+  finishTerminate(tokenRef: string, finish: TerminateFinish): Promise<void>;
+  /** What a terminate of the token sends; undefined once the token's keys expired. */
+  tokenFields(tokenRef: string): Promise<TokenFields | undefined>;
+  /** Ending tokens whose check time passed (the sweeper makes sure a terminate job drives each). */
+  dueEndingTokens(now: number, limit: number): Promise<string[]>;
+  /** Records still pending or dead under the session's wallet token (in any session of that token). */
   pendingCount(session: Pick<Session, 'tokenRef'>): Promise<number>;
+}
+
+/** The fields of the spec's terminate: the token and who it was issued for. */
+export interface TokenFields {
+  readonly token: string;
+  readonly playerId: string;
+  readonly siteId: string;
+  readonly currency: string;
+  readonly gameId: string;
+}
+
+export interface TerminateLease {
+  readonly now: number;
+  /** Until then this caller alone may send the terminate. */
+  readonly leaseUntil: number;
+  /** When the sweeper may look for a terminate job behind the token. */
+  readonly checkAt: number;
+}
+
+export type EndResult =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'ended' | 'terminate' | 'pending'; readonly balance: string };
+
+export type TakeTerminateResult =
+  | { readonly kind: 'terminated' | 'missing' | 'wait' }
+  | { readonly kind: 'busy'; readonly leaseUntil: number }
+  /** Send attempt `attempt`; the terminate's window started at `from`. */
+  | { readonly kind: 'send'; readonly attempt: number; readonly from: number };
+
+export interface TerminateFinish {
+  readonly outcome: 'terminated' | 'retry' | 'given_up';
+  readonly now: number;
+  readonly retentionSeconds: number;
+  /** The wallet's code; null for an unknown outcome. */
+  readonly walletCode: number | null;
+  /** The balance the terminate answered with. */
+  readonly balance?: string;
 }
 
 /** 128 bits of randomness, URL-safe: a session id cannot be guessed from another. */
@@ -69,7 +117,40 @@ function fromHash(sessionId: string, h: Record<string, string>): Session | undef
   };
 }
 
-const beginEndScript = defineScript<{ sessionKey: string }>('begin-end-1', ({ sessionKey }) => ({ keys: [sessionKey], args: [] }));
+const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: number }>('create-session-3', ({ keys, session: x, ttlSeconds }) => ({
+  keys: [keys.session(x.sessionId), keys.token(x.tokenRef), keys.tokenSessions(x.tokenRef)],
+  args: [x.sessionId, String(ttlSeconds), x.token, x.tokenRef, x.playerId, x.siteId, x.currency, x.gameId, x.balance, String(x.createdAt)],
+}));
+
+const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string; lease: TerminateLease }>('end-session-6', ({ keys, sessionId, tokenRef, lease }) => ({
+  keys: [
+    keys.session(sessionId),
+    keys.token(tokenRef),
+    keys.tokenSessions(tokenRef),
+    keys.tokenPending(tokenRef),
+    keys.endingIndex(),
+    keys.terminateFailedIndex(),
+  ],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt)],
+}));
+
+const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-4', ({ keys, tokenRef, lease }) => ({
+  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex()],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt)],
+}));
+
+const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finish: TerminateFinish }>('finish-terminate-4', ({ keys, tokenRef, finish }) => ({
+  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.endingIndex(), keys.terminateFailedIndex()],
+  args: [
+    tokenRef,
+    keys.sessionPrefix(),
+    finish.outcome,
+    String(finish.retentionSeconds),
+    String(finish.now),
+    finish.walletCode === null ? '' : String(finish.walletCode),
+    finish.balance ?? '',
+  ],
+}));
 
 const touchScript = defineScript<{ sessionKey: string; ttlSeconds: number; balance?: string }>('touch-1', ({ sessionKey, ttlSeconds, balance }) => ({
   keys: [sessionKey],
@@ -91,6 +172,7 @@ function profileOf(s: Session): SessionProfile {
 }
 
 export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
+  registerScripts(redis, [createScript, endScript, takeTerminateScript, finishTerminateScript, touchScript]);
   // Insertion-ordered: the first key is the oldest, so trimming is a delete of the first.
   const profiles = new Map<string, { readonly profile: SessionProfile; readonly until: number }>();
   const remember = (session: Session): void => {
@@ -107,54 +189,55 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     return session;
   }
 
+  async function profile(sessionId: string): Promise<SessionProfile | undefined> {
+    const cached = profiles.get(sessionId);
+    if (cached !== undefined && cached.until > clock()) return cached.profile;
+    const session = await get(sessionId);
+    return session === undefined ? undefined : profileOf(session);
+  }
+
   return {
     ttlSeconds,
 
     async create(input, now) {
       const session: Session = { sessionId: newSessionId(), ...input, tokenRef: tokenRefOf(input.token), state: 'open', createdAt: now };
-      const key = keys.session(session.sessionId);
-      await redis
-        .multi()
-        .hset(key, {
-          token: session.token,
-          token_ref: session.tokenRef,
-          player_id: session.playerId,
-          site_id: session.siteId,
-          currency: session.currency,
-          game_id: session.gameId,
-          balance: session.balance,
-          state: session.state,
-          created_at: String(now),
-        })
-        .expire(key, ttlSeconds)
-        .exec();
+      if ((await runScript(redis, createScript, { keys, session, ttlSeconds })) !== 1) return undefined;
       remember(session);
       return session;
     },
 
     get,
 
-    async profile(sessionId) {
-      const cached = profiles.get(sessionId);
-      if (cached !== undefined && cached.until > clock()) return cached.profile;
-      const session = await get(sessionId);
-      return session === undefined ? undefined : profileOf(session);
-    },
+    profile,
 
     async touch(sessionId, balance) {
       await runScript(redis, touchScript, { sessionKey: keys.session(sessionId), ttlSeconds, balance });
     },
 
-    async beginEnd(sessionId) {
-      const state = (await runScript(redis, beginEndScript, { sessionKey: keys.session(sessionId) })) as Session['state'] | null;
-      return state ?? undefined;
+    async end({ sessionId, tokenRef }, lease) {
+      const [kind, balance] = (await runScript(redis, endScript, { keys, sessionId, tokenRef, lease })) as [EndResult['kind'], string?];
+      return kind === 'not_found' ? { kind } : { kind, balance: balance ?? '0' };
     },
 
-    async markEnded(sessionId, balance) {
-      const key = keys.session(sessionId);
-      const tx = redis.multi().hset(key, 'state', 'ended');
-      if (balance !== undefined) tx.hset(key, 'balance', balance);
-      await tx.expire(key, ttlSeconds).exec();
+    async takeTerminate(tokenRef, lease) {
+      const [kind, a, b] = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease })) as [TakeTerminateResult['kind'], string?, string?];
+      if (kind === 'busy') return { kind, leaseUntil: Number(a) };
+      if (kind === 'send') return { kind, attempt: Number(a), from: Number(b) };
+      return { kind };
+    },
+
+    async finishTerminate(tokenRef, finish) {
+      await runScript(redis, finishTerminateScript, { keys, tokenRef, finish });
+    },
+
+    async tokenFields(tokenRef) {
+      const h = await redis.hgetall(keys.token(tokenRef));
+      if (h.token === undefined) return undefined;
+      return { token: h.token, playerId: h.player_id ?? '', siteId: h.site_id ?? '', currency: h.currency ?? '', gameId: h.game_id ?? '' };
+    },
+
+    async dueEndingTokens(now, limit) {
+      return redis.zrangebyscore(keys.endingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
     },
 
     async pendingCount(session) {
@@ -164,7 +247,7 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
 }
 
 /** The fields every wallet call of a session carries (the spec's common request fields). */
-export function walletSessionFields(session: SessionProfile, providerId: string): SessionFields {
+export function walletSessionFields(session: TokenFields, providerId: string): SessionFields {
   return {
     token: session.token,
     player_id: session.playerId,

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { Keys } from './keys';
 import { decodeRecord, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
-import { defineScript, runScript } from './scripts';
+import { defineScript, registerScripts, runScript } from './scripts';
 import {
   FINAL_STATES,
   type NewTransaction,
@@ -60,6 +60,11 @@ export interface SettleUpdate extends RecordUpdate {
    * new state. The debit itself is never listed as dead: its compensation is what an operator redrives.
    */
   debitState?: TransactionState;
+  /**
+   * With debitState `compensated` from a compensation that found its debit never applied: the
+   * debit is watched (wallet `status` asked again) until `until`, first at `firstCheckAt` (contract 5.4).
+   */
+  watchDebit?: { readonly until: number; readonly firstCheckAt: number };
 }
 
 /** What settle needs to find a record's round, session and debit without reading it first. */
@@ -68,8 +73,14 @@ export type RecordRef = Pick<
   'transactionId' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'walletRoundId' | 'referenceTransactionId'
 >;
 
+/** What a compensation's start needs of its debit (a claimed debit or a stored record). */
+export type DebitRef = Pick<
+  TransactionRecord,
+  'transactionId' | 'walletBody' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'roundId' | 'walletRoundId' | 'currency'
+>;
+
 export interface CompensationStart {
-  debit: TransactionRecord;
+  debit: DebitRef;
   /** What the engine was told about the debit. */
   error: TransactionError;
   attempts: number;
@@ -77,6 +88,8 @@ export interface CompensationStart {
   history: readonly (number | 'unknown')[];
   compensation: NewTransaction;
   leaseUntil: number;
+  /** A watched `compensated` debit the wallet now reports applied: a second compensation, no link. */
+  late?: boolean;
 }
 
 export type CompensationStartResult =
@@ -96,6 +109,10 @@ export interface TransactionStore {
   /** Pending ids whose next check time has passed (the sweeper's work list). */
   dueForSweep(now: number, limit: number): Promise<string[]>;
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
+  /** Watched debits whose next `status` check is due. */
+  dueForRecheck(now: number, limit: number): Promise<string[]>;
+  /** The next `status` check of a watched debit. */
+  recheckLater(transactionId: string, at: number): Promise<void>;
 }
 
 /** What every script call of this store knows besides its input. */
@@ -108,13 +125,14 @@ interface StoreContext {
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-5', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-6', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
     keys.session(record.sessionId),
     keys.pendingIndex(),
     keys.tokenPending(record.tokenRef),
+    keys.token(record.tokenRef),
   ],
   args: [
     record.kind,
@@ -131,7 +149,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-5', ({ keys, 
   ],
 }));
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-7', ({ keys, retentionSeconds, now, record, update }) => ({
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-8', ({ keys, retentionSeconds, now, record, update }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -140,6 +158,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.deadIndex(),
     keys.session(record.sessionId),
     keys.transaction(record.referenceTransactionId ?? record.transactionId),
+    keys.recheckIndex(),
   ],
   args: [
     record.transactionId,
@@ -153,11 +172,13 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.debitState ?? '',
     update.expect.join(','),
     update.expectAttempts === undefined ? '' : String(update.expectAttempts),
+    update.watchDebit === undefined ? '' : String(update.watchDebit.until),
+    update.watchDebit === undefined ? '' : String(update.watchDebit.firstCheckAt),
     ...updateFields(update, now),
   ],
 }));
 
-const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-5', ({ keys, retentionSeconds, now, ...start }) => {
+const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-6', ({ keys, retentionSeconds, now, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
   return {
     keys: [
@@ -166,12 +187,14 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       roundKeyOf(keys, start.debit),
       keys.pendingIndex(),
       keys.tokenPending(start.debit.tokenRef),
+      keys.recheckIndex(),
     ],
     args: [
       start.debit.transactionId,
       start.compensation.transactionId,
       String(start.leaseUntil),
       String(retentionSeconds),
+      start.late ? 'compensated' : 'pending',
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),
@@ -185,6 +208,7 @@ const openInRoundScript = defineScript<{ keys: Keys; record: RecordRef }>('open-
 }));
 
 export function createTransactionStore(redis: Redis, keys: Keys, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
+  registerScripts(redis, [claimScript, settleScript, beginCompensationScript, openInRoundScript]);
   const context = (): StoreContext => ({ keys, retentionSeconds, now: clock() });
 
   return {
@@ -216,6 +240,14 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
 
     async dueForSweep(now, limit) {
       return redis.zrangebyscore(keys.pendingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    },
+
+    async dueForRecheck(now, limit) {
+      return redis.zrangebyscore(keys.recheckIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    },
+
+    async recheckLater(transactionId, at) {
+      await redis.zadd(keys.recheckIndex(), 'XX', at, transactionId);
     },
 
     async listDead(offset, limit) {

@@ -89,6 +89,11 @@ export interface TransactionRecord {
    * meanwhile. Past it, a placeholder left behind means its run died.
    */
   readonly inFlightUntil: number | null;
+  /**
+   * A `compensated` debit whose compensation found it never applied: wallet `status` is asked again
+   * until then, and a debit that shows up applied is rolled back after all (contract 5.4).
+   */
+  readonly recheckUntil: number | null;
   readonly error: TransactionError | null;
   /** Why the record ended `dead`, or a note on how it was settled (e.g. 'status: not applied'). */
   readonly note: string | null;
@@ -99,7 +104,7 @@ export interface TransactionRecord {
 /** What a claim (or a compensation's start) records; the rest starts at its defaults. */
 export type NewTransaction = Omit<
   TransactionRecord,
-  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'inFlightUntil'
+  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'inFlightUntil' | 'recheckUntil'
 >;
 
 /** The public shape of a record (contract section 4, "Transaction record"). */

@@ -249,7 +249,7 @@ describe('contract error codes', () => {
     expect(win.status).toBe(200);
   });
 
-  it('refund rules: amount must match, one refund per bet, an unseen bet is still forwarded', async () => {
+  it('refund rules: amount must match, one refund per bet, a refund of a bet the round does not hold is BET_NOT_FOUND', async () => {
     const { sessionId } = await session();
     const bet = await post(`/sessions/${sessionId}/bet`, { round_id: 'rf', transaction_id: uniqueId('bet'), amount: '5' });
     const wrong = await post(`/sessions/${sessionId}/refund`, { round_id: 'rf', transaction_id: uniqueId('ref'), bet_transaction_id: bet.body.transaction_id, amount: '4.99' });
@@ -265,9 +265,9 @@ describe('contract error codes', () => {
 
     h.sim.clearCalls();
     const unseen = await post(`/sessions/${sessionId}/refund`, { round_id: 'ghost', transaction_id: uniqueId('ref'), bet_transaction_id: 'never-seen', amount: '1' });
-    expect(walletCalls('rollback')).toHaveLength(1);
-    // The simulator answers 34 (no such debit), a code the spec says to retry.
-    expect(unseen.status).toBe(202);
+    expect(unseen.status).toBe(422);
+    expect(unseen.body.error.code).toBe('BET_NOT_FOUND');
+    expect(walletCalls('rollback')).toHaveLength(0);
   });
 
   it('WALLET_REJECTED with the spec status, 422 outside the table; a refused bet gives its round back', async () => {
@@ -348,7 +348,7 @@ describe('wallet trouble handed to the background', () => {
     expect(end.body.state).toBe('pending');
     expect(walletCalls('terminate')).toHaveLength(0);
     expect(await h.duties.queues.terminate.getJobs(['waiting', 'delayed'])).toEqual(
-      expect.arrayContaining([expect.objectContaining({ data: { sessionId } })]),
+      expect.arrayContaining([expect.objectContaining({ data: { tokenRef: (await h.sessions.get(sessionId))!.tokenRef } })]),
     );
     expect((await h.sessions.get(sessionId))?.state).toBe('ending');
   });

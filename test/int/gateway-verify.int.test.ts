@@ -85,7 +85,7 @@ describe('verify', () => {
     // A session store of its own, so the gateway's in-process profile cache never saw the session.
     const other = createSessionStore(h.redis, h.keys, 3600);
     const playerId = newPlayerId();
-    const session = await other.create({ token: uniqueId('tok'), playerId, siteId: '7', currency: 'EUR', gameId: 'slot-1', balance: '100.00' }, Date.now());
+    const session = (await other.create({ token: uniqueId('tok'), playerId, siteId: '7', currency: 'EUR', gameId: 'slot-1', balance: '100.00' }, Date.now()))!;
     const betId = uniqueId('bet');
     const fields = { token: session.token, player_id: playerId, site_id: '7', provider_id: '1', game_id: 'slot-1', currency: 'EUR', amount: '1.00', round_id: 'r-x', transaction_id: betId };
     const record = {

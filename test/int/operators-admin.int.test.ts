@@ -109,10 +109,10 @@ beforeAll(async () => {
   redis = createRedis(redisUrl());
   const keys = keysFor(prefix);
   transactions = createTransactionStore(redis, keys, 3600);
-  const session = await createSessionStore(redis, keys, 3600).create(
+  const session = (await createSessionStore(redis, keys, 3600).create(
     { token: 'secret-wallet-token', playerId: PLAYER, siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' },
     Date.now(),
-  );
+  ))!;
   sessionId = session.sessionId;
 });
 

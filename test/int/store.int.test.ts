@@ -22,7 +22,7 @@ beforeAll(async () => {
   const keys = keysFor(prefix);
   sessions = createSessionStore(redis, keys, 3600);
   txs = createTransactionStore(redis, keys, 3600, () => now);
-  sessionId = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now)).sessionId;
+  sessionId = ((await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!).sessionId;
 });
 
 afterAll(async () => {
@@ -58,6 +58,7 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
   };
 }
 
+const lease = () => ({ now, leaseUntil: now + 1000, checkAt: now + 2000 });
 const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
 
 /** The record's wallet body pieces (`body`, `body1`, …) as stored. */
@@ -78,7 +79,7 @@ describe('session store', () => {
     });
     const store = createSessionStore(spy, keysFor(prefix), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
     const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now)));
-    const [a, b, c] = made.map((m) => m.sessionId) as [string, string, string];
+    const [a, b, c] = made.map((m) => m!.sessionId) as [string, string, string];
     // the first one was trimmed (two entries at most): one read; the others come from memory
     expect((await store.profile(a))?.playerId).toBe('1');
     expect((await store.profile(c))?.token).toBe('tok-p3');
@@ -104,7 +105,7 @@ describe('transaction store', () => {
   });
 
   it("answers a duplicate with the session's balance, or null once the session is gone", async () => {
-    const gone = await sessions.create({ token: 'tok-gone', playerId: '3', siteId: '7', currency: 'EUR', gameId: 'g', balance: '9.50' }, now);
+    const gone = (await sessions.create({ token: 'tok-gone', playerId: '3', siteId: '7', currency: 'EUR', gameId: 'g', balance: '9.50' }, now))!;
     const t = tx('debit', 'b-gone', 'r-gone', { sessionId: gone.sessionId, playerId: '3', tokenRef: tokenRefOf('tok-gone') });
     expect(await claim(t)).toEqual({ kind: 'claimed', sessionBalance: '9.50' });
     const dup = await claim(t);
@@ -118,7 +119,7 @@ describe('transaction store', () => {
   });
 
   it("renews the session's expiry in the claim when asked, never for an ending session", async () => {
-    const s = await sessions.create({ token: 'tok-ttl', playerId: '4', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const s = (await sessions.create({ token: 'tok-ttl', playerId: '4', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
     const key = keysFor(prefix).session(s.sessionId);
     const t = (id: string, round: string) => tx('debit', id, round, { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl') });
     await redis.expire(key, 10);
@@ -131,7 +132,7 @@ describe('transaction store', () => {
     expect((await txs.claim({ record: t('b-ttl-2', 'r-ttl-1'), amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('round_has_bet');
     expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
     // ending: no expiry until its terminate went out, and a claim does not give it one
-    expect(await sessions.beginEnd(s.sessionId)).toBe('open');
+    expect((await sessions.end(s, lease())).kind).toBe('pending');
     const credit = tx('credit', 'w-ttl-1', 'r-ttl-1', { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl'), referenceTransactionId: 'b-ttl-1' });
     expect((await txs.claim({ record: credit, amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('claimed');
     expect(await redis.ttl(key)).toBe(-1);
@@ -162,7 +163,7 @@ describe('transaction store', () => {
   });
 
   it('drops the wallet body of a succeeded, failed or compensated record in the settle; pending, compensating and dead keep it', async () => {
-    const s = await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now);
+    const s = (await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!;
     const t = (kind: 'debit' | 'credit' | 'rollback', id: string, round: string, extra: Partial<NewTransaction> = {}) =>
       tx(kind, id, round, { sessionId: s.sessionId, playerId: '11', tokenRef: tokenRefOf('tok-drop'), ...extra });
     await claim(t('debit', 'd-ok', 'rd-0'));
@@ -225,7 +226,7 @@ describe('transaction store', () => {
   it('keeps a settled bet and its win under 1 KiB of Redis each (MEMORY USAGE)', async () => {
     // Sizes like production's: a UUID token and 36-character ids.
     const token = randomUUID();
-    const s = await sessions.create({ token, playerId: '18446744073709551615', siteId: '18446744073709551615', currency: 'EUR', gameId: 'a-game-id-of-some-length', balance: '1000.00' }, now);
+    const s = (await sessions.create({ token, playerId: '18446744073709551615', siteId: '18446744073709551615', currency: 'EUR', gameId: 'a-game-id-of-some-length', balance: '1000.00' }, now))!;
     const [betId, winId, round] = [randomUUID(), randomUUID(), randomUUID()];
     const fields = { token, player_id: '18446744073709551615', site_id: '18446744073709551615', provider_id: '18446744073709551615', game_id: 'a-game-id-of-some-length', currency: 'EUR', round_id: round };
     const common = { sessionId: s.sessionId, tokenRef: s.tokenRef, siteId: '18446744073709551615', walletRoundId: round };
@@ -311,14 +312,14 @@ describe('transaction store', () => {
 
   it('refuses bets in an ending session but still takes wins', async () => {
     await claim(tx('debit', 'b7', 'r7'));
-    expect(await sessions.beginEnd(sessionId)).toBe('open');
+    expect((await sessions.end({ sessionId, tokenRef: tokenRefOf('tok') }, lease())).kind).toBe('pending');
     expect(await claim(tx('debit', 'b7b', 'r7b'))).toEqual({ kind: 'session_ended' });
     expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await sessions.pendingCount({ tokenRef: tokenRefOf('tok') })).toBeGreaterThan(0);
   });
 
   it('holds a round closer while earlier credits of its round are pending', async () => {
-    const open = await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const open = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
     const t = (kind: 'debit' | 'credit', id: string, extra: Partial<NewTransaction> = {}) => tx(kind, id, 'r8', { sessionId: open.sessionId, ...extra });
     await claim(t('debit', 'b8'));
     expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
@@ -333,9 +334,10 @@ describe('transaction store', () => {
 
     await txs.settle(first, { state: 'pending', expect: ['pending'], attempts: 1, history: [12] });
     expect(await txs.openInRound(closer)).toBe(1);
+    // dead work still holds the round: the closer keeps waiting for an operator (contract 5.6)
     await txs.settle(first, { state: 'dead', expect: ['pending'], attempts: 11 });
-    expect(await txs.openInRound(closer)).toBe(0);
-    // a redrive counts it again; its end counts it out once only
+    expect(await txs.openInRound(closer)).toBe(1);
+    // a redrive keeps it counted; its end counts it out once only
     await txs.settle(first, { state: 'pending', expect: ['dead'], history: [] });
     expect(await txs.openInRound(closer)).toBe(1);
     await txs.settle(first, { state: 'succeeded', expect: ['pending'] });
@@ -345,9 +347,9 @@ describe('transaction store', () => {
   });
 
   it('keeps pending work in one set per wallet token, shared by relaunched sessions', async () => {
-    const again = await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const again = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
     expect(again.tokenRef).toBe(tokenRefOf('tok'));
-    const other = await sessions.create({ token: 'other-token', playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now);
+    const other = (await sessions.create({ token: 'other-token', playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
     const before = await sessions.pendingCount(again);
     expect(before).toBeGreaterThan(0);
     expect(await sessions.pendingCount(other)).toBe(0);
@@ -362,13 +364,13 @@ describe('transaction store', () => {
 describe('scripts', () => {
   test('are loaded again where Redis no longer knows them (a restart or a failover: NOSCRIPT)', async () => {
     const id = `flush-${randomUUID()}`;
-    const session = await sessions.create({ token: `tok-${id}`, playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now);
+    const session = (await sessions.create({ token: `tok-${id}`, playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!;
     const record = tx('debit', id, `round-${id}`, { sessionId: session.sessionId, tokenRef: session.tokenRef });
     await redis.script('FLUSH');
     await expect(claim(record)).resolves.toMatchObject({ kind: 'claimed' });
     await redis.script('FLUSH');
     await expect(txs.settle(record, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1 })).resolves.toBe(true);
     await redis.script('FLUSH');
-    await expect(sessions.beginEnd(session.sessionId)).resolves.toBe('open');
+    await expect(sessions.end(session, lease())).resolves.toMatchObject({ kind: 'terminate' });
   });
 });

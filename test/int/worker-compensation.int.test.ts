@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
-import { afterAttempt } from '../../src/duties/settlement';
+import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
@@ -119,7 +119,7 @@ describe('debit compensation', () => {
     expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
 
     // The debit's compensation is linked to the refund instead of sending a second rollback.
-    const next = afterAttempt({ record: bet, priorHistory: [], attempts: 1, outcome: lost, unit: 'ms', now: Date.now() });
+    const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
     if (next.kind !== 'compensate') throw new Error('expected compensate');
     const started = await h.store.beginCompensation({
       debit: bet,

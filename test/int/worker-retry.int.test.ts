@@ -62,7 +62,8 @@ describe('credit retries on the spec schedule', () => {
     expect(record).toMatchObject({ state: 'dead', attempts: 4, lastWalletCode: Code.TransactionNotFound });
     expect(callsFor(h.sim, id)).toHaveLength(4);
     expect((await h.store.listDead(0, 100)).ids).toContain(id);
-    expect(await h.sessions.pendingCount(player.session)).toBe(0);
+    // dead work still holds its token: no terminate while an operator must act (contract 5.6)
+    expect(await h.sessions.pendingCount(player.session)).toBe(1);
     const dead = await worker.metrics.deadTransactions.get();
     expect(dead.values.find((v) => v.labels.kind === 'credit')?.value).toBeGreaterThanOrEqual(1);
     // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ
@@ -86,7 +87,7 @@ describe('credit retries on the spec schedule', () => {
     h.sim.faults.clear();
   }, 40_000);
 
-  it('ends at once on a code outside the retry list', async () => {
+  it('ends at once on a code outside the retry list: dead, since the engine was answered (never failed)', async () => {
     const bet = await h.bet(player);
     // The worker makes the first attempt here: a record whose inline call never happened.
     const claimed = await h.claimOnly(player, 'credit', bet);
@@ -94,7 +95,7 @@ describe('credit retries on the spec schedule', () => {
     await h.duties.enqueueRetry(claimed.transactionId, 0);
 
     const record = await settled(claimed.transactionId);
-    expect(record).toMatchObject({ state: 'failed', attempts: 1, lastWalletCode: Code.AmountMismatch });
+    expect(record).toMatchObject({ state: 'dead', attempts: 1, lastWalletCode: Code.AmountMismatch });
     expect(record.error).toMatchObject({ code: 'WALLET_REJECTED', walletCode: Code.AmountMismatch });
     expect(callsFor(h.sim, claimed.transactionId)).toHaveLength(1);
     const job = await h.duties.queues.retry.getJob(retryJobId(claimed.transactionId));

@@ -35,32 +35,50 @@ describe('sweeper', () => {
     // The gateway died between claim and its first attempt: no job, lease over.
     const claimed = await h.claimOnly(player, 'credit', bet, { leaseMs: -1 });
     await worker.sweepNow();
-    expect(await inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1 });
+    // The lost inline call may have reached the wallet: it counts as one try of unknown outcome.
+    expect(await inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 2, history: ['unknown', 1], lastWalletCode: 1 });
     expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
   });
 
-  it('compensates a pending debit whose inline call never finished', async () => {
-    const start = balance();
+  /** A debit claimed by a gateway that died before it settled anything (its lease is over). */
+  async function debitInDoubt(amount: string): Promise<{ id: string; walletBody: string }> {
     const id = `b-${randomUUID().slice(0, 30)}`;
     const roundId = randomUUID();
-    const walletBody = encodeRequest('debit', { ...player.fields, amount: '7.50', round_id: roundId, transaction_id: id, round_closed: false });
+    const walletBody = encodeRequest('debit', { ...player.fields, amount, round_id: roundId, transaction_id: id, round_closed: false });
     await h.store.claim({
       record: {
         transactionId: id, kind: 'debit', sessionId: player.session.sessionId, tokenRef: player.session.tokenRef, playerId: player.fields.player_id, siteId: player.fields.site_id,
-        roundId, walletRoundId: roundId, amount: '7.50', currency: 'EUR', roundClosed: false, referenceTransactionId: null,
+        roundId, walletRoundId: roundId, amount, currency: 'EUR', roundClosed: false, referenceTransactionId: null,
         bodyHash: `hash-${id}`, walletOperation: 'debit', walletBody, isCompensation: false, createdAt: Date.now(),
       },
-      amountMinor: '750',
+      amountMinor: String(Math.round(Number(amount) * 100)),
       leaseUntil: Date.now() - 1,
     });
-    // The call reached the wallet, then the gateway process died before it settled anything.
+    return { id, walletBody };
+  }
+
+  it('asks the wallet about a debit in doubt before anything else: applied → succeeded, never rolled back (contract 5.5)', async () => {
+    const start = balance();
+    const { id, walletBody } = await debitInDoubt('7.50');
+    // The call reached the wallet, then the gateway process died (or Redis lost its settle).
     expect((await h.wallet.send('debit', walletBody)).kind).toBe('ok');
     expect(balance()).not.toBe(start);
 
     await worker.sweepNow();
+    const debit = await inState(id, 'succeeded');
+    expect(debit).toMatchObject({ attempts: 1, lastWalletCode: 1, compensationId: null });
+    expect(callsFor(h.sim, id, 'status')).toHaveLength(1);
+    expect(h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === id)).toHaveLength(0);
+    expect(balance()).toBe((Number(start) - 7.5).toFixed(2));
+  });
+
+  it('compensates a debit in doubt the wallet says it never applied', async () => {
+    const start = balance();
+    const { id } = await debitInDoubt('6.00');
+    await worker.sweepNow();
     const debit = await inState(id, 'compensated');
     expect(debit).toMatchObject({ attempts: 1, history: ['unknown'] });
-    expect(await h.store.get(debit.compensationId!)).toMatchObject({ state: 'succeeded', isCompensation: true });
+    expect(callsFor(h.sim, id, 'status').length).toBeGreaterThanOrEqual(1);
     expect(balance()).toBe(start);
   });
 
@@ -196,9 +214,10 @@ describe('sessions', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
     await h.settleInline(p, 'credit', bet, { id, amount: '30.00' });
-    expect(await h.sessions.beginEnd(p.session.sessionId)).toBe('open');
-    await h.duties.enqueueTerminate(p.session.sessionId);
-    await h.duties.enqueueTerminate(p.session.sessionId);
+    const now = Date.now();
+    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000 })).toMatchObject({ kind: 'pending' });
+    await h.duties.enqueueTerminate(p.session.tokenRef);
+    await h.duties.enqueueTerminate(p.session.tokenRef);
 
     await h.waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 4 });
@@ -222,10 +241,10 @@ describe('sessions', () => {
     const token = randomUUID();
     const relaunched: Player = { fields: { ...player.fields, token }, session: player.session };
     expect((await h.wallet.call('authenticate', relaunched.fields)).kind).toBe('ok');
-    relaunched.session = await h.sessions.create(
+    relaunched.session = (await h.sessions.create(
       { token, playerId: player.fields.player_id, siteId: player.fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: balance() },
       Date.now(),
-    );
+    ))!;
     const bet2 = await h.bet(relaunched);
     const win2 = await h.settleInline(relaunched, 'credit', bet2);
     expect(win2.next).toBe('settle');

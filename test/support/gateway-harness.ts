@@ -97,6 +97,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     MULTI_BET_GAMES: ['multi-game'],
     RETRY_DELAY_UNIT: 'ms',
     WALLET_TIMEOUT_MS: timeout,
+    RECORD_RETENTION_SECONDS: 3600,
     ...options.config,
   };
   const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });

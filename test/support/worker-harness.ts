@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { loadWorkerConfig, type WorkerConfig } from '../../src/config/env';
 import { createDuties, type QueueDuties } from '../../src/duties/queues';
-import { afterAttempt } from '../../src/duties/settlement';
+import { afterInlineAttempt } from '../../src/duties/settlement';
 import { compensationFor } from '../../src/duties/compensation';
 import { toMinor } from '../../src/lib/money';
 import { createLogger } from '../../src/observability/logger';
@@ -119,10 +119,10 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     };
     const auth = await wallet.call('authenticate', fields);
     if (auth.kind !== 'ok') throw new Error(`authenticate failed: ${JSON.stringify(auth)}`);
-    const session = await sessions.create(
+    const session = (await sessions.create(
       { token: fields.token, playerId: fields.player_id, siteId: fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: auth.response.balance },
       Date.now(),
-    );
+    ))!;
     return { session, fields };
   }
 
@@ -180,7 +180,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       const id = `b-${randomUUID().slice(0, 30)}`;
       const record = await claim(newRecord(player, 'debit', id, opts.roundId ?? randomUUID(), amount, null));
       const outcome = await wallet.send('debit', record.walletBody);
-      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      const next = afterInlineAttempt({ record, outcome, unit: 'ms', now: Date.now() });
       if (next.kind !== 'settle' || !(await store.settle(record, next.update))) throw new Error(`bet ${id} not settled: ${JSON.stringify(outcome)}`);
       return (await store.get(id))!;
     },
@@ -190,7 +190,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       const amount = opts.amount ?? (kind === 'rollback' ? bet.amount : '25.00');
       const record = await claim(newRecord(player, kind, id, bet.roundId, amount, bet.transactionId));
       const outcome = await wallet.send(kind, record.walletBody);
-      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      const next = afterInlineAttempt({ record, outcome, unit: 'ms', now: Date.now() });
       if (next.kind === 'settle' || next.kind === 'retry') await store.settle(record, next.update);
       if (next.kind === 'retry') await duties.enqueueRetry(id, next.delayMs);
       return { id, next: next.kind };
@@ -205,7 +205,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       const id = `b-${randomUUID().slice(0, 30)}`;
       const record = await claim(newRecord(player, 'debit', id, randomUUID(), amount, null));
       const outcome = await wallet.send('debit', record.walletBody);
-      const next = afterAttempt({ record, priorHistory: [], attempts: 1, outcome, unit: 'ms', now: Date.now() });
+      const next = afterInlineAttempt({ record, outcome, unit: 'ms', now: Date.now() });
       if (next.kind !== 'compensate') throw new Error(`debit ${id} was not refused for compensation: ${JSON.stringify(outcome)}`);
       const started = await store.beginCompensation({
         debit: record,

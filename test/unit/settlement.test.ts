@@ -1,4 +1,4 @@
-import { afterAttempt, afterTriage, errorFor, type AttemptInput } from '../../src/duties/settlement';
+import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
 
@@ -14,24 +14,21 @@ const unknown: WalletOutcome = { kind: 'unknown', reason: 'timeout', detail: 'de
 const credit = { kind: 'credit', isCompensation: false } as const;
 const debit = { kind: 'debit', isCompensation: false } as const;
 const compensation = { kind: 'rollback', isCompensation: true } as const;
-const input = (over: Partial<AttemptInput>): AttemptInput => ({ record: credit, priorHistory: [], attempts: 1, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
+const inline = (over: Partial<InlineAttemptInput>): InlineAttemptInput => ({ record: credit, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
+const retry = (over: Partial<RetryAttemptInput>): RetryAttemptInput => ({ record: credit, priorHistory: [12], attempts: 2, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
 
-describe('afterAttempt', () => {
+describe('afterInlineAttempt', () => {
   it('settles a success with the balance on the record and the session', () => {
-    const next = afterAttempt(input({ outcome: success('12.34') }));
+    const next = afterInlineAttempt(inline({ outcome: success('12.34') }));
     expect(next).toEqual({
       kind: 'settle',
       update: expect.objectContaining({ state: 'succeeded', balance: '12.34', sessionBalance: '12.34', lastWalletCode: 1, history: [1], attempts: 1 }),
     });
   });
 
-  it('marks a successful rollback as the debit compensation', () => {
-    const next = afterAttempt(input({ record: compensation, outcome: success('5') }));
-    expect(next.kind === 'settle' && next.update.debitState).toBe('compensated');
-  });
 
   it.each([Code.UnknownError, Code.InternalServiceError, Code.InternalServiceError13, Code.ClientError])('compensates a debit answered %i', (code) => {
-    expect(afterAttempt(input({ record: debit, outcome: rejected(code) }))).toMatchObject({
+    expect(afterInlineAttempt(inline({ record: debit, outcome: rejected(code) }))).toMatchObject({
       kind: 'compensate',
       error: { code: 'WALLET_REJECTED', walletCode: code },
       progress: { attempts: 1, lastWalletCode: code, history: [code] },
@@ -39,7 +36,7 @@ describe('afterAttempt', () => {
   });
 
   it('compensates a debit whose outcome is unknown', () => {
-    expect(afterAttempt(input({ record: debit, outcome: unknown }))).toMatchObject({
+    expect(afterInlineAttempt(inline({ record: debit, outcome: unknown }))).toMatchObject({
       kind: 'compensate',
       error: { code: 'WALLET_UNAVAILABLE', walletCode: null, httpStatus: 503 },
       progress: { lastWalletCode: null, history: ['unknown'] },
@@ -47,54 +44,76 @@ describe('afterAttempt', () => {
   });
 
   it('fails a debit refused with another code and gives its round back', () => {
-    expect(afterAttempt(input({ record: debit, outcome: rejected(Code.InsufficientFunds) }))).toMatchObject({
+    expect(afterInlineAttempt(inline({ record: debit, outcome: rejected(Code.InsufficientFunds) }))).toMatchObject({
       kind: 'settle',
       update: { state: 'failed', releaseRound: true, error: { walletCode: Code.InsufficientFunds, httpStatus: 422 } },
     });
-    expect(afterAttempt(input({ record: debit, outcome: rejected(Code.SiteDisabled) }))).toMatchObject({ update: { state: 'failed' } });
+    expect(afterInlineAttempt(inline({ record: debit, outcome: rejected(Code.SiteDisabled) }))).toMatchObject({ update: { state: 'failed' } });
   });
 
   it('retries a credit on a listed code with the spec delay for the retry number', () => {
-    expect(afterAttempt(input({ outcome: rejected(Code.InternalServiceError), now: 10_000 }))).toEqual({
+    expect(afterInlineAttempt(inline({ outcome: rejected(Code.InternalServiceError), now: 10_000 }))).toEqual({
       kind: 'retry',
       delayMs: 301,
       update: expect.objectContaining({ state: 'pending', nextCheckAt: 10_301, history: [12], attempts: 1 }),
     });
-    expect(afterAttempt(input({ outcome: unknown, priorHistory: [12, 12], attempts: 3 }))).toMatchObject({ kind: 'retry', delayMs: 602 });
+    expect(afterInlineAttempt(inline({ outcome: unknown }))).toMatchObject({ kind: 'retry', delayMs: 301 });
   });
 
-  it('fails a credit refused with a final code and gives the round back', () => {
-    expect(afterAttempt(input({ outcome: rejected(Code.RoundClosed) }))).toMatchObject({ kind: 'settle', update: { state: 'failed', releaseRound: true } });
+  it('fails a credit refused with a final code before the engine was answered, and gives the round back', () => {
+    expect(afterInlineAttempt(inline({ outcome: rejected(Code.RoundClosed) }))).toMatchObject({ kind: 'settle', update: { state: 'failed', releaseRound: true } });
+  });
+});
+
+describe('afterRetryAttempt', () => {
+  it('settles a success; a successful rollback also compensates its debit', () => {
+    expect(afterRetryAttempt(retry({ outcome: success('7.00') }))).toMatchObject({ kind: 'settle', update: { state: 'succeeded', lastWalletCode: 1, history: [12, 1], attempts: 2 } });
+    const next = afterRetryAttempt(retry({ record: compensation, outcome: success('5') }));
+    expect(next.kind === 'settle' && next.update.debitState).toBe('compensated');
+  });
+
+  it('retries with the spec delay for the retry number', () => {
+    expect(afterRetryAttempt(retry({ outcome: unknown, priorHistory: [12, 12], attempts: 3 }))).toMatchObject({ kind: 'retry', delayMs: 602 });
+  });
+
+  it('never fails acknowledged work: a final code after the engine was answered makes it dead (contract 5.3)', () => {
+    expect(afterRetryAttempt(retry({ outcome: rejected(Code.TokenDeactivated) }))).toMatchObject({
+      kind: 'settle',
+      update: { state: 'dead', error: { walletCode: Code.TokenDeactivated }, note: expect.stringContaining('after the engine was answered') },
+    });
+    expect(afterRetryAttempt(retry({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
+      update: { state: 'dead', debitState: 'dead' },
+    });
   });
 
   it('ends dead after the budget', () => {
-    const next = afterAttempt(input({ outcome: rejected(12), priorHistory: Array(10).fill(12), attempts: 11 }));
+    const next = afterRetryAttempt(retry({ outcome: rejected(12), priorHistory: Array(10).fill(12), attempts: 11 }));
     expect(next).toMatchObject({ kind: 'settle', update: { state: 'dead', note: expect.stringContaining('10 retries') } });
-    const limited = afterAttempt(input({ outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
+    const limited = afterRetryAttempt(retry({ outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
     expect(limited).toMatchObject({ kind: 'settle', update: { state: 'dead', note: expect.stringContaining('34/39') } });
   });
 
   it('sends a compensation exhausted on 34 to status triage, and one refused finally to an operator', () => {
-    expect(afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({
+    expect(afterRetryAttempt(retry({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({
       kind: 'triage',
       target: 'debit',
     });
-    expect(afterAttempt(input({ record: compensation, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
+    expect(afterRetryAttempt(retry({ record: compensation, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
       kind: 'settle',
       update: { state: 'dead', debitState: 'dead' },
     });
   });
 
-  it('asks status before failing a credit whose earlier attempt had an unknown outcome', () => {
-    const next = afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
-    expect(next).toMatchObject({ kind: 'triage', target: 'self', notApplied: { state: 'failed', releaseRound: true } });
+  it('asks status before giving up on a credit whose earlier attempt had an unknown outcome', () => {
+    const next = afterRetryAttempt(retry({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
+    expect(next).toMatchObject({ kind: 'triage', target: 'self', notApplied: { state: 'dead' } });
     // without an unknown outcome before it, a final refusal is final
-    expect(afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: [12], attempts: 2 }))).toMatchObject({ kind: 'settle' });
+    expect(afterRetryAttempt(retry({ outcome: rejected(Code.TokenDeactivated), priorHistory: [12], attempts: 2 }))).toMatchObject({ kind: 'settle' });
   });
 });
 
 describe('afterTriage', () => {
-  const exhausted = afterAttempt(input({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
+  const exhausted = afterRetryAttempt(retry({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
   const compensationTriage = exhausted.kind === 'triage' ? exhausted : undefined;
 
   it('compensates when the debit was never applied', () => {
@@ -106,20 +125,20 @@ describe('afterTriage', () => {
     expect(afterTriage(compensationTriage!, unknown)).toMatchObject({ state: 'dead', debitState: 'dead', note: expect.stringContaining('inconclusive') });
   });
 
-  const lostCredit = afterAttempt(input({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
+  const lostCredit = afterRetryAttempt(retry({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
   const selfTriage = lostCredit.kind === 'triage' ? lostCredit : undefined;
 
   it('settles a credit the wallet reports applied as succeeded', () => {
-    expect(afterTriage(selfTriage!, success('42.00'))).toMatchObject({ state: 'succeeded', balance: '42.00', sessionBalance: '42.00', error: null });
+    expect(afterTriage(selfTriage!, success('42.00'))).toMatchObject({ state: 'succeeded', lastWalletCode: 1, balance: '42.00', sessionBalance: '42.00', error: null });
   });
 
-  it('keeps the refusal when the wallet never saw it, and hands unclear answers to an operator', () => {
-    expect(afterTriage(selfTriage!, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', releaseRound: true });
+  it('keeps the refusal (dead: the engine was answered) when the wallet never saw it, and hands unclear answers to an operator', () => {
+    expect(afterTriage(selfTriage!, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'dead' });
     expect(afterTriage(selfTriage!, rejected(Code.InternalServiceError))).toMatchObject({ state: 'dead' });
   });
 
   it('settles a refund standing in for a compensation together with its debit', () => {
-    const refund = afterAttempt(input({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed), priorHistory: ['unknown'], attempts: 2 }));
+    const refund = afterRetryAttempt(retry({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed), priorHistory: ['unknown'], attempts: 2 }));
     expect(refund.kind).toBe('triage');
     if (refund.kind === 'triage') expect(afterTriage(refund, success('1'))).toMatchObject({ state: 'succeeded', debitState: 'compensated' });
   });

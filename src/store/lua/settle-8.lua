@@ -4,6 +4,12 @@
   in the same step: the pending index, the token's pending set, the dead index, the round's count
   of open credits/rollbacks, the session's balance, and the debit a compensation stands for.
 
+  Dead work still holds its token (no terminate) and its round (a held closer keeps waiting): it
+  stays in the token's pending set and in the round's open count until it leaves `dead`.
+
+  A compensation that found its debit never applied leaves the debit `compensated` but watched:
+  in the re-check index, body kept, until the watch ends (contract 5.4).
+
   A final record expires after the retention, but a dead one stays until an operator acted. What
   gets the retention expiry can never be sent again, so its wallet body goes in the same step; a
   dead record keeps it for a redrive and the dead-check, a pending or compensating one for its
@@ -17,6 +23,7 @@
     KEYS[5] dead index
     KEYS[6] session
     KEYS[7] referenced debit (the record itself when it references none)
+    KEYS[8] re-check index
 
     ARGV[1]  transaction id
     ARGV[2]  new state
@@ -29,16 +36,19 @@
     ARGV[9]  debit state ('' = leave the referenced debit alone)
     ARGV[10] expected states, comma separated
     ARGV[11] expected attempts ('' = any)
-    ARGV[12..] field/value pairs to set
+    ARGV[12] watch the debit until (ms; '' = no watch)
+    ARGV[13] the debit's first re-check (ms)
+    ARGV[14..] field/value pairs to set
 
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadKey, sessionKey, debitKey = KEYS[5], KEYS[6], KEYS[7]
+local deadKey, sessionKey, debitKey, recheckKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local id, newState, final, releaseRound = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local debitState, expectedStates, expectedAttempts = ARGV[9], ARGV[10], ARGV[11]
-local FIRST_FIELD = 12
+local watchUntil, firstRecheck = ARGV[12], ARGV[13]
+local FIRST_FIELD = 14
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
@@ -51,20 +61,21 @@ if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedA
 redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
 local inRound = redis.call('HGET', txKey, 'in_round')
 local roundExists = redis.call('EXISTS', roundKey) == 1
-if final then
+if newState == 'dead' then
+  redis.call('ZREM', pendingKey, id)
+  redis.call('SADD', tokenPendingKey, id)
+  redis.call('PERSIST', txKey)
+  redis.call('ZADD', deadKey, now, id)
+elseif final then
   if inRound == '1' then
     redis.call('HSET', txKey, 'in_round', '0')
     if roundExists then redis.call('HINCRBY', roundKey, 'open', -1) end
   end
   removePending(pendingKey, tokenPendingKey, id)
-  if newState == 'dead' then
-    redis.call('PERSIST', txKey)
-    redis.call('ZADD', deadKey, now, id)
-  else
-    redis.call('EXPIRE', txKey, retentionSeconds)
-    redis.call('ZREM', deadKey, id)
-    dropBody(txKey)
-  end
+  redis.call('EXPIRE', txKey, retentionSeconds)
+  redis.call('ZREM', deadKey, id)
+  redis.call('ZREM', recheckKey, id)
+  dropBody(txKey)
 else
   redis.call('PERSIST', txKey)
   addPending(pendingKey, tokenPendingKey, id, nextCheckAt)
@@ -90,6 +101,10 @@ if debitState ~= '' and redis.call('HGET', debitKey, 'compensation_id') == id th
   redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
   if debitState == 'compensating' or debitState == 'dead' then
     redis.call('PERSIST', debitKey)
+  elseif watchUntil ~= '' then
+    redis.call('HSET', debitKey, 'recheck_until', watchUntil)
+    redis.call('PERSIST', debitKey)
+    redis.call('ZADD', recheckKey, firstRecheck, redis.call('HGET', debitKey, 'id'))
   else
     redis.call('EXPIRE', debitKey, retentionSeconds)
     dropBody(debitKey)

@@ -8,6 +8,7 @@
     KEYS[3] session
     KEYS[4] pending index
     KEYS[5] token's pending set
+    KEYS[6] token
 
     ARGV[1]  kind: debit | credit | rollback
     ARGV[2]  body hash (idempotency)
@@ -27,7 +28,7 @@
     {'claimed' | 'deferred', session balance}
     {'duplicate', session balance or nil, record field/value pairs...}
 ]]
-local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey, tokenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local kind, bodyHash, leaseUntil, closesRound = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local referenceId, engineRoundId, amountMinor = ARGV[5], ARGV[6], ARGV[7]
 local retentionSeconds, id, sessionTtl = ARGV[8], ARGV[9], ARGV[10]
@@ -48,6 +49,8 @@ local session = redis.call('HMGET', sessionKey, 'state', 'balance')
 local sessionState = session[1]
 if not sessionState then return {'session_not_found'} end
 if sessionState == 'ended' or (kind == 'debit' and sessionState ~= 'open') then return {'session_ended'} end
+-- Once the token's terminate is decided, nothing new may need the token (contract 5.6).
+if redis.call('HGET', tokenKey, 'state') then return {'session_ended'} end
 
 local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open')
 local bet, betRound, betAmount, closedBy, rollback, open = round[1], round[2], round[3], round[4], round[5], round[6]
@@ -57,8 +60,10 @@ if kind == 'debit' then
 elseif kind == 'credit' then
   if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
 else
+  -- A refund names the round's own bet: it may stand in for that bet's compensation, never another's.
+  if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
   if rollback then return {'bet_already_refunded'} end
-  if bet == referenceId and betAmount ~= amountMinor then return {'amount_mismatch'} end
+  if betAmount ~= amountMinor then return {'amount_mismatch'} end
 end
 
 redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))

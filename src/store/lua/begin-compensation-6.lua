@@ -1,0 +1,65 @@
+--[[
+  Moves a debit to `compensating` and creates its compensation rollback, pending, in the same step.
+  - A pending debit (refused to the engine): an engine refund of this very bet that already went
+    out stands in for the compensation (the claim refuses refunds of any other bet).
+  - A watched `compensated` debit that the wallet now reports applied (it processed the debit
+    after the gateway gave up): a second compensation, with its own id, and the watch ends.
+
+  Input:
+    KEYS[1] debit record
+    KEYS[2] compensation record
+    KEYS[3] round
+    KEYS[4] pending index
+    KEYS[5] token's pending set
+    KEYS[6] re-check index
+
+    ARGV[1] debit id
+    ARGV[2] compensation id
+    ARGV[3] lease until (ms)
+    ARGV[4] round retention (seconds)
+    ARGV[5] the debit's expected state: pending | compensated
+    ARGV[6] n: how many of the following arguments are the debit's field/value pairs
+    ARGV[7 .. 6+n] the debit's field/value pairs
+    ARGV[7+n ..]   the compensation's field/value pairs
+
+  Output:
+    {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
+    {'created' | 'linked', compensation id}
+]]
+local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local debitFieldCount = tonumber(ARGV[6])
+local FIRST_DEBIT_FIELD = 7
+local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
+
+--- @include "includes/pending-index"
+
+local state = redis.call('HGET', debitKey, 'state')
+if state ~= expectedState then return {'not_pending', state or ''} end
+local late = expectedState == 'compensated'
+if late and redis.call('EXISTS', compKey) == 1 then return {'not_pending', state} end
+
+local round = redis.call('HMGET', roundKey, 'rollback', 'bet')
+local rollback, bet = round[1], round[2]
+local result = 'created'
+if not late and rollback and rollback ~= compId and bet == debitId then
+  compId = rollback
+  result = 'linked'
+end
+redis.call('HSET', debitKey, unpack(ARGV, FIRST_DEBIT_FIELD, firstCompField - 1))
+redis.call('HSET', debitKey, 'state', 'compensating', 'compensation_id', compId)
+redis.call('PERSIST', debitKey)
+removePending(pendingKey, tokenPendingKey, debitId)
+if late then
+  redis.call('ZREM', recheckKey, debitId)
+  redis.call('HDEL', debitKey, 'recheck_until')
+end
+if result == 'created' and redis.call('EXISTS', compKey) == 0 then
+  redis.call('HSET', compKey, unpack(ARGV, firstCompField))
+  addPending(pendingKey, tokenPendingKey, compId, leaseUntil)
+  redis.call('HSET', compKey, 'in_round', '1')
+  redis.call('HINCRBY', roundKey, 'open', 1)
+  redis.call('HSET', roundKey, 'rollback', compId, 'closed_by', compId)
+  redis.call('EXPIRE', roundKey, retentionSeconds)
+end
+return {result, compId}

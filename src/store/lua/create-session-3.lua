@@ -1,0 +1,35 @@
+--[[
+  A launched session, listed under its wallet token; the token keeps what its terminate will send.
+  A token whose terminate was decided takes no new session.
+
+  Input:
+    KEYS[1] session
+    KEYS[2] token
+    KEYS[3] token's sessions
+
+    ARGV[1] session id
+    ARGV[2] session ttl (seconds)
+    ARGV[3] token
+    ARGV[4] token ref
+    ARGV[5] player id
+    ARGV[6] site id
+    ARGV[7] currency
+    ARGV[8] game id
+    ARGV[9] balance
+    ARGV[10] created at (ms)
+
+  Output: 1 created, 0 refused (the token is terminating or terminated)
+]]
+local sessionKey, tokenKey, tokenSessionsKey = KEYS[1], KEYS[2], KEYS[3]
+local sessionId, ttlSeconds, token, tokenRef = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local playerId, siteId, currency, gameId, balance, createdAt = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+
+if redis.call('HGET', tokenKey, 'state') then return 0 end
+redis.call('HSET', sessionKey, 'token', token, 'token_ref', tokenRef, 'player_id', playerId, 'site_id', siteId,
+  'currency', currency, 'game_id', gameId, 'balance', balance, 'state', 'open', 'created_at', createdAt)
+redis.call('EXPIRE', sessionKey, ttlSeconds)
+redis.call('HSET', tokenKey, 'token', token, 'player_id', playerId, 'site_id', siteId, 'currency', currency, 'game_id', gameId)
+redis.call('PERSIST', tokenKey)
+redis.call('SADD', tokenSessionsKey, sessionId)
+redis.call('PERSIST', tokenSessionsKey)
+return 1

@@ -1,0 +1,54 @@
+--[[
+  The engine's `end` of a session: the session stops taking bets (`ending`), and the decision to
+  terminate its wallet token is taken if nothing holds the token any more (see
+  includes/terminate-decision). A token whose terminate was given up (its window passed) is driven
+  again: a repeated `end` starts a new window.
+
+  Input:
+    KEYS[1] session
+    KEYS[2] token
+    KEYS[3] token's sessions
+    KEYS[4] token's pending set
+    KEYS[5] ending index
+    KEYS[6] terminate-failed index
+
+    ARGV[1] token ref
+    ARGV[2] session key prefix
+    ARGV[3] now (ms)
+    ARGV[4] send lease until (ms)
+    ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
+
+  Output:
+    {'not_found'}
+    {'ended', session balance}          the token was terminated already
+    {'terminate', session balance}      decided; this caller holds the send lease
+    {'pending', session balance}        decided and sent by someone else, or waiting for the token's work or sessions
+]]
+local sessionKey, tokenKey, tokenSessionsKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local endingKey, terminateFailedKey = KEYS[5], KEYS[6]
+local tokenRef, sessionPrefix, now, leaseUntil, checkAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+--- @include "includes/terminate-decision"
+
+local session = redis.call('HMGET', sessionKey, 'state', 'balance')
+local sessionState, balance = session[1], session[2] or '0'
+if not sessionState then return {'not_found'} end
+if sessionState == 'ended' then return {'ended', balance} end
+if sessionState == 'open' then
+  redis.call('HSET', sessionKey, 'state', 'ending')
+  -- Kept (no expiry) while its end is outstanding.
+  redis.call('PERSIST', sessionKey)
+end
+local tokenState = redis.call('HGET', tokenKey, 'state')
+if tokenState == 'terminated' then
+  redis.call('HSET', sessionKey, 'state', 'ended')
+  return {'ended', balance}
+end
+if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
+  redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
+end
+redis.call('ZADD', endingKey, checkAt, tokenRef)
+if takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil) == 'terminate' then
+  return {'terminate', balance}
+end
+return {'pending', balance}

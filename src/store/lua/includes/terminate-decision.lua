@@ -1,0 +1,30 @@
+--[[
+  The decision to terminate a wallet token (contract 5.6), taken atomically with the claims of
+  that token (the claim refuses new wins and refunds once the token's state is set): every session
+  launched on the token has ended (its `end` accepted) or expired, and no credit or rollback of the
+  token is pending or dead. Taking it also takes the send lease of the terminate.
+
+  Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
+  the lease) or 'wait' (a session still plays, or work still holds the token).
+]]
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+  local state = redis.call('HGET', tokenKey, 'state')
+  if not state then
+    if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait' end
+    for _, sessionId in ipairs(redis.call('SMEMBERS', tokenSessionsKey)) do
+      local sessionState = redis.call('HGET', sessionPrefix .. sessionId, 'state')
+      -- An expired session counts as ended.
+      if not sessionState then
+        redis.call('SREM', tokenSessionsKey, sessionId)
+      elseif sessionState == 'open' then
+        return 'wait'
+      end
+    end
+    redis.call('HSET', tokenKey, 'state', 'terminating', 'from', now, 'attempts', 0)
+  elseif tonumber(redis.call('HGET', tokenKey, 'lease') or '0') > tonumber(now) then
+    return 'busy'
+  end
+  redis.call('HSET', tokenKey, 'lease', leaseUntil)
+  redis.call('HINCRBY', tokenKey, 'attempts', 1)
+  return 'terminate'
+end

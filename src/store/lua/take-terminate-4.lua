@@ -1,0 +1,39 @@
+--[[
+  The terminate job's step before it sends: takes the decision (see includes/terminate-decision)
+  and the send lease, or says why not.
+
+  Input:
+    KEYS[1] token
+    KEYS[2] token's sessions
+    KEYS[3] token's pending set
+    KEYS[4] ending index
+
+    ARGV[1] token ref
+    ARGV[2] session key prefix
+    ARGV[3] now (ms)
+    ARGV[4] send lease until (ms)
+    ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
+
+  Output:
+    {'terminated'}                  nothing left to do
+    {'missing'}                     no such token
+    {'wait'}                        a session still plays, or work still holds the token
+    {'busy', lease until}           another sender holds the lease
+    {'send', attempt, from}         this caller sends attempt n; the window started at `from`
+]]
+local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local tokenRef, sessionPrefix, now, leaseUntil, checkAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+--- @include "includes/terminate-decision"
+
+if redis.call('EXISTS', tokenKey) == 0 then return {'missing'} end
+if redis.call('HGET', tokenKey, 'state') == 'terminated' then
+  redis.call('ZREM', endingKey, tokenRef)
+  return {'terminated'}
+end
+redis.call('ZADD', endingKey, checkAt, tokenRef)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
+if decision == 'wait' then return {'wait'} end
+local t = redis.call('HMGET', tokenKey, 'attempts', 'from')
+return {'send', t[1], t[2]}
