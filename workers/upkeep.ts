@@ -4,11 +4,11 @@ import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
-import type { SessionStore } from '../src/store/sessions';
+import { walletSessionFields, type SessionStore } from '../src/store/sessions';
 import type { TransactionStore } from '../src/store/transactions';
 import type { TransactionError, TransactionRecord } from '../src/store/types';
 import { Code } from '../src/wallet/codes';
-import type { WalletClient } from '../src/wallet/protocol';
+import type { StatusFields, WalletClient } from '../src/wallet/protocol';
 
 export interface UpkeepDeps {
   readonly store: TransactionStore;
@@ -21,7 +21,18 @@ export interface UpkeepDeps {
   readonly graceMs: number;
   readonly deadCheckWindowMs: number;
   readonly deadCheckIntervalMs: number;
+  readonly providerId: string;
   readonly now: () => number;
+}
+
+/**
+ * The fields of a `status` question about a record: its stored wallet body, or, once that was
+ * dropped (a settle Redis later lost), its token's fields with its own id, amount and round.
+ */
+async function statusFieldsOf(deps: UpkeepDeps, record: TransactionRecord): Promise<StatusFields | undefined> {
+  if (record.walletBody !== '') return statusFieldsFor(record);
+  const token = await deps.sessions.tokenFields(record.tokenRef);
+  return token === undefined ? undefined : statusFieldsFor(record, walletSessionFields(token, deps.providerId));
 }
 
 /** Records looked at per sweep; the rest wait for the next sweep (every SWEEP_INTERVAL_MS). */
@@ -94,7 +105,7 @@ async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): 
   const tried = debit.attempts > 0;
   const attempts = tried ? debit.attempts : 1;
   const history = tried ? debit.history : (['unknown'] as const);
-  const fields = statusFieldsFor(debit);
+  const fields = await statusFieldsOf(deps, debit);
   const status = fields === undefined ? undefined : await wallet.call('status', fields);
   if (status?.kind === 'ok') {
     const balance = status.response.balance;
@@ -199,7 +210,7 @@ async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
     try {
       const debit = await store.get(id);
       if (debit?.state !== 'compensated' || debit.recheckUntil === null) continue;
-      const fields = statusFieldsFor(debit);
+      const fields = await statusFieldsOf(deps, debit);
       const status = fields === undefined ? undefined : await wallet.call('status', fields);
       if (status?.kind === 'ok') {
         const started = await store.beginCompensation({

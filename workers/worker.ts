@@ -101,6 +101,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     graceMs,
     deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
     deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
+    providerId: config.PROVIDER_ID,
     now,
   };
   const processRetry = createRetryProcessor({

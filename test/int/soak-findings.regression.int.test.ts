@@ -8,6 +8,8 @@ import { EngineClient } from '../../src/soak/engine-client';
 import type { Reply } from '../../src/soak/history';
 import { Code } from '../../src/wallet/codes';
 import { startWorker, type RunningWorker } from '../../workers/worker';
+import { keysFor } from '../../src/store/keys';
+import { closeRedis, createRedis } from '../../src/store/redis';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
 /**
@@ -43,6 +45,9 @@ beforeEach(async () => {
     PORT: '0',
     RETRY_DELAY_UNIT: 'ms',
     SWEEP_INTERVAL_MS: '60000',
+    DEAD_CHECK_INTERVAL_MS: '500',
+    ADMIN_USER: 'ops',
+    ADMIN_PASSWORD: 'ops-password',
     LOG_LEVEL: 'silent',
   };
   gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'silent', name: 'regression-gateway' }), { host: '127.0.0.1' });
@@ -58,8 +63,8 @@ afterEach(async () => {
   await deletePrefix(prefix);
 });
 
-async function runWorker(): Promise<void> {
-  const config = loadWorkerConfig(env);
+async function runWorker(overrides: Record<string, string> = {}): Promise<void> {
+  const config = loadWorkerConfig({ ...env, ...overrides });
   worker = await startWorker({ config, logger: createLogger({ level: 'silent', name: 'regression-worker' }) });
 }
 
@@ -69,19 +74,39 @@ async function launch(token: string, player: string): Promise<string> {
   return launched.sessionId;
 }
 
-async function post(session: string, route: 'bet' | 'win' | 'end', fields: Record<string, unknown>): Promise<Reply> {
+async function post(session: string, route: 'bet' | 'win' | 'refund' | 'end', fields: Record<string, unknown>): Promise<Reply> {
   const body = stringifyJson('amount' in fields ? { ...fields, amount: jsonNumber(String(fields.amount)) } : fields);
   return (await client.send(`/engine/v1/sessions/${session}/${route}`, body, [], 0)).reply;
 }
 
 async function finalRecord(id: string): Promise<RecordView> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  return until(`${id} final`, async () => {
     const view = await client.record(id, 0);
-    if (view && FINAL.has(view.state)) return view;
-    if (Date.now() > deadline) throw new Error(`${id} not final: ${JSON.stringify(view)}`);
+    return view && FINAL.has(view.state) ? view : undefined;
+  });
+}
+
+/** Polls until `probe` gives a value, within a deadline. */
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const callsOf = (operation: string, transactionId?: string) =>
+  sim.calls().filter((c) => c.operation === operation && (transactionId === undefined || c.transactionId === transactionId));
+
+async function redrive(id: string): Promise<number> {
+  const res = await fetch(`${gateway.url}/admin/transactions/${encodeURIComponent(id)}/redrive`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('ops:ops-password').toString('base64')}` },
+  });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 function ids(): { player: string; token: string; round: string } {
@@ -189,4 +214,141 @@ describe('money through the real gateway and a worker, with the answer lost afte
     expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
     expect(BigInt(sim.ledger.balanceOf(player)!.replace('.', ''))).toBe(afterBet + 410n);
   });
+});
+
+/**
+ * Money at the edges (issue 11; contract 5.3-5.6): the interleavings the soak did not play, each
+ * asserting what the wallet applied. Each of these lost or misstated money before the fix.
+ */
+describe('money at the edges', () => {
+  const balanceOf = (player: string) => sim.ledger.balanceOf(player);
+
+  it('1. a win racing `end`: accepted means credited exactly once, else SESSION_ENDED with no credit', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);
+    await runWorker();
+    sim.faults.latency('terminate', 1500);
+    sim.faults.failNext('credit', 6, Code.InternalServiceError, { transactionId: `${round}-w` });
+    const ending = post(session, 'end', {});
+    await new Promise((r) => setTimeout(r, 300));
+    const win = await post(session, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '2.00' });
+    expect([200, 202, 409]).toContain(status(await ending));
+    if (status(win) === 409) {
+      expect(win.kind === 'answer' && win.code).toBe('SESSION_ENDED');
+      expect(callsOf('credit', `${round}-w`)).toHaveLength(0);
+    } else {
+      expect([200, 202]).toContain(status(win));
+      expect((await finalRecord(`${round}-w`)).state).toBe('succeeded');
+      expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    }
+  }, 30_000);
+
+  it('2. a refund naming another bet is BET_NOT_FOUND and cannot take over the in-flight debit\'s compensation', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = balanceOf(player);
+    sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+    const bet = post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '3.00' });
+    await until('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+    const refund = await post(session, 'refund', { round_id: round, transaction_id: `${round}-r`, bet_transaction_id: `${round}-other`, amount: '3.00' });
+    expect(status(refund)).toBe(422);
+    expect(refund.kind === 'answer' && refund.code).toBe('BET_NOT_FOUND');
+    expect(status(await bet)).toBe(503);
+    await runWorker();
+    expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
+    await until('the debit rolled back at the wallet', async () => balanceOf(player) === start);
+    expect(callsOf('rollback', `${round}-r`)).toHaveLength(0);
+  }, 30_000);
+
+  it('3. a debit the wallet applies after the gateway gave up is rolled back when the re-check finds it', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = balanceOf(player);
+    // Answered (and applied) 4.5 s after it was sent, long after the 1 s deadline and after the
+    // compensation concluded from 34s and one status that the debit was never applied.
+    sim.faults.latency('debit', 4500);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.50' }))).toBe(503);
+    sim.faults.latency('debit', 0);
+    await runWorker();
+    await until('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
+    await until('the late debit rolled back', async () => balanceOf(player) === start, 15_000);
+    expect(sim.ledger.appliedCount(`${round}-b`)).toBe(1);
+    expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
+  }, 40_000);
+
+  it('4. a debit answered 200 whose settle Redis lost is asked about, never rolled back, and its round plays on', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.50' }))).toBe(200);
+    const afterBet = balanceOf(player);
+    // What an AOF that lost the settle leaves behind: the claimed record, pending, with its lease over.
+    const redis = createRedis(redisUrl());
+    try {
+      const keys = keysFor(prefix);
+      await redis.hset(keys.transaction(`${round}-b`), 'state', 'pending', 'attempts', '0', 'history', '', 'last_code', '');
+      await redis.zadd(keys.pendingIndex(), 0, `${round}-b`);
+    } finally {
+      await closeRedis(redis);
+    }
+    await runWorker();
+    expect((await finalRecord(`${round}-b`)).state).toBe('succeeded');
+    expect(callsOf('rollback')).toHaveLength(0);
+    expect(balanceOf(player)).toBe(afterBet);
+    expect(status(await post(session, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '3.00' }))).toBe(200);
+  }, 30_000);
+
+  it('5. a terminate that keeps failing is retried until its window, listed, and driven again by a repeated end', async () => {
+    const { player, token } = ids();
+    const session = await launch(token, player);
+    await runWorker({ DEAD_CHECK_WINDOW_MS: '1500' });
+    sim.faults.failNext('terminate', 1000, Code.InternalServiceError);
+    expect(status(await post(session, 'end', {}))).toBe(202);
+    const redis = createRedis(redisUrl());
+    try {
+      await until('the terminate given up and listed', async () => (await redis.zcard(keysFor(prefix).terminateFailedIndex())) === 1, 15_000);
+      expect(callsOf('terminate').length).toBeGreaterThan(2);
+      sim.faults.clear();
+      // Driven again: sent at once (200), or by the job (202).
+      expect([200, 202]).toContain(status(await post(session, 'end', {})));
+      await until('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
+      await until('the session ended', async () => (await redis.hget(keysFor(prefix).session(session), 'state')) === 'ended');
+      expect(await redis.zcard(keysFor(prefix).terminateFailedIndex())).toBe(0);
+    } finally {
+      await closeRedis(redis);
+    }
+  }, 30_000);
+
+  it('6. a dead win holds the terminate; its redrive credits it, and the terminate goes after it', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(200);
+    sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: `${round}-w` });
+    expect(status(await post(session, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '2.00' }))).toBe(202);
+    await runWorker();
+    expect((await finalRecord(`${round}-w`)).state).toBe('dead');
+    expect(status(await post(session, 'end', {}))).toBe(202);
+    expect(callsOf('terminate')).toHaveLength(0);
+
+    expect(await redrive(`${round}-w`)).toBe(202);
+    expect((await finalRecord(`${round}-w`)).state).toBe('succeeded');
+    expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    await until('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
+    const ops = sim.calls().filter((c) => c.code === Code.Success).map((c) => c.operation);
+    expect(ops.lastIndexOf('terminate')).toBeGreaterThan(ops.lastIndexOf('credit'));
+  }, 30_000);
+
+  it('7. ending the older of two sessions on one token does not cut off the newer one', async () => {
+    const { player, token, round } = ids();
+    const older = await launch(token, player);
+    const newer = await launch(token, player);
+    expect(status(await post(newer, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.00' }))).toBe(200);
+    expect(status(await post(older, 'end', {}))).toBe(202);
+    expect(callsOf('terminate')).toHaveLength(0);
+    expect(status(await post(newer, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '5.00' }))).toBe(200);
+    expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    await runWorker();
+    expect(status(await post(newer, 'end', {}))).toBe(200);
+    expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
+  }, 30_000);
 });
