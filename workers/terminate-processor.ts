@@ -2,7 +2,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { TerminateJobData } from '../src/duties/queues';
 import { retryDelayMs, type DelayUnit } from '../src/duties/retry-policy';
 import type { Logger } from '../src/observability/logger';
-import { walletSessionFields, type SessionStore } from '../src/store/sessions';
+import { OTHER_SESSIONS_RECHECK_MS, walletSessionFields, type SessionStore } from '../src/store/sessions';
 import { Code, retryClass } from '../src/wallet/codes';
 import type { WalletClient } from '../src/wallet/protocol';
 import { RetryLater } from './backoff';
@@ -47,13 +47,16 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
   return async function processTerminate(job: Job<TerminateJobData>, token?: string): Promise<string> {
     const { tokenRef } = job.data;
     const leaseUntil = now() + leaseMs;
-    const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs });
+    const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
     switch (taken.kind) {
       case 'terminated':
       case 'missing':
         return taken.kind;
       case 'wait':
-        return later(job, token, recheckMs, 'a session or work still holds the token');
+        // Another session still plays: its end decides, or the sweeper once it expired. Work that
+        // still holds the token is looked at again here.
+        if (taken.for === 'sessions') return 'waiting-for-sessions';
+        return later(job, token, recheckMs, 'work still holds the token');
       case 'busy':
         return later(job, token, Math.max(0, taken.leaseUntil - now()), 'another sender holds the lease');
       case 'send':

@@ -1,6 +1,6 @@
 import { errorFor } from '../duties/settlement';
 import { emptyBody, fieldIssues } from './schemas';
-import { walletSessionFields } from '../store/sessions';
+import { OTHER_SESSIONS_RECHECK_MS, walletSessionFields } from '../store/sessions';
 import { Code } from '../wallet/codes';
 import { NO_CONTEXT, errors, failed, type Answer, type EngineDeps, type RequestContext } from './types';
 
@@ -26,7 +26,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       if (session.state === 'ended') return failed(errors.sessionEnded());
       const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind !== 'ok') return failed(errorFor(outcome));
-      await sessions.touch(sessionId, outcome.response.balance);
+      await sessions.touch(session, outcome.response.balance);
       return { state: 'succeeded', transactionId: null, balance: outcome.response.balance, currency: session.currency };
     },
 
@@ -44,10 +44,16 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       if (session === undefined) return failed(errors.sessionNotFound());
       const now = clock();
       const leaseUntil = now + config.WALLET_TIMEOUT_MS + TERMINATE_LEASE_MARGIN_MS;
-      const ended = await sessions.end(session, { now, leaseUntil, checkAt: leaseUntil + TERMINATE_LEASE_MARGIN_MS });
+      const ended = await sessions.end(session, {
+        now,
+        leaseUntil,
+        checkAt: leaseUntil + TERMINATE_LEASE_MARGIN_MS,
+        sessionsCheckAt: now + OTHER_SESSIONS_RECHECK_MS,
+      });
       if (ended.kind === 'not_found') return failed(errors.sessionNotFound());
       const answer = (state: 'succeeded' | 'pending', balance: string): Answer => ({ state, transactionId: null, balance, currency: session.currency });
       if (ended.kind === 'ended') return answer('succeeded', ended.balance);
+      if (ended.kind === 'waiting') return answer('pending', ended.balance);
       if (ended.kind === 'pending') {
         await duties.enqueueTerminate(session.tokenRef);
         return answer('pending', ended.balance);

@@ -26,8 +26,8 @@ export interface SessionStore {
    * or still exists: whoever acts on it checks that in Redis (the claim script does).
    */
   profile(sessionId: string): Promise<SessionProfile | undefined>;
-  /** Renews the sliding expiry and records the last known balance. */
-  touch(sessionId: string, balance?: string): Promise<void>;
+  /** Renews the sliding expiry (the session's and its token's) and records the last known balance. */
+  touch(session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>, balance?: string): Promise<void>;
   /**
    * The engine's `end`: the session takes no more bets, and its token's terminate is decided if
    * nothing holds the token (contract 5.6). `terminate`: decided, and this caller holds the send lease.
@@ -54,20 +54,34 @@ export interface TokenFields {
   readonly gameId: string;
 }
 
+/**
+ * A token waiting for another session: that session's own `end` takes the decision; the sweeper
+ * looks this often for one that expired instead (an expired session counts as ended).
+ */
+export const OTHER_SESSIONS_RECHECK_MS = 60_000;
+
 export interface TerminateLease {
   readonly now: number;
   /** Until then this caller alone may send the terminate. */
   readonly leaseUntil: number;
   /** When the sweeper may look for a terminate job behind the token. */
   readonly checkAt: number;
+  /** When the sweeper looks again at a token waiting for another session to end or expire. */
+  readonly sessionsCheckAt: number;
 }
 
+/**
+ * `terminate`: decided, and this caller holds the send lease. `pending`: a terminate job must drive
+ * it (work still holds the token, or someone else is sending). `waiting`: another session on the
+ * token still plays; its own end (or the sweeper, once it expired) takes the decision.
+ */
 export type EndResult =
   | { readonly kind: 'not_found' }
-  | { readonly kind: 'ended' | 'terminate' | 'pending'; readonly balance: string };
+  | { readonly kind: 'ended' | 'terminate' | 'pending' | 'waiting'; readonly balance: string };
 
 export type TakeTerminateResult =
-  | { readonly kind: 'terminated' | 'missing' | 'wait' }
+  | { readonly kind: 'terminated' | 'missing' }
+  | { readonly kind: 'wait'; readonly for: 'work' | 'sessions' }
   | { readonly kind: 'busy'; readonly leaseUntil: number }
   /** Send attempt `attempt`; the terminate's window started at `from`. */
   | { readonly kind: 'send'; readonly attempt: number; readonly from: number };
@@ -131,12 +145,12 @@ const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string
     keys.endingIndex(),
     keys.terminateFailedIndex(),
   ],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt)],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId],
 }));
 
 const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-4', ({ keys, tokenRef, lease }) => ({
   keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex()],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt)],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt)],
 }));
 
 const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finish: TerminateFinish }>('finish-terminate-4', ({ keys, tokenRef, finish }) => ({
@@ -152,8 +166,8 @@ const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finis
   ],
 }));
 
-const touchScript = defineScript<{ sessionKey: string; ttlSeconds: number; balance?: string }>('touch-1', ({ sessionKey, ttlSeconds, balance }) => ({
-  keys: [sessionKey],
+const touchScript = defineScript<{ keys: Keys; session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>; ttlSeconds: number; balance?: string }>('touch-3', ({ keys, session, ttlSeconds, balance }) => ({
+  keys: [keys.session(session.sessionId), keys.token(session.tokenRef), keys.tokenSessions(session.tokenRef)],
   args: [String(ttlSeconds), balance ?? ''],
 }));
 
@@ -210,8 +224,8 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
 
     profile,
 
-    async touch(sessionId, balance) {
-      await runScript(redis, touchScript, { sessionKey: keys.session(sessionId), ttlSeconds, balance });
+    async touch(session, balance) {
+      await runScript(redis, touchScript, { keys, session, ttlSeconds, balance });
     },
 
     async end({ sessionId, tokenRef }, lease) {
@@ -223,6 +237,7 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
       const [kind, a, b] = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease })) as [TakeTerminateResult['kind'], string?, string?];
       if (kind === 'busy') return { kind, leaseUntil: Number(a) };
       if (kind === 'send') return { kind, attempt: Number(a), from: Number(b) };
+      if (kind === 'wait') return { kind, for: a === 'sessions' ? 'sessions' : 'work' };
       return { kind };
     },
 

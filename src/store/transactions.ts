@@ -125,7 +125,7 @@ interface StoreContext {
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-6', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-7', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -133,6 +133,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-6', ({ keys, 
     keys.pendingIndex(),
     keys.tokenPending(record.tokenRef),
     keys.token(record.tokenRef),
+    keys.tokenSessions(record.tokenRef),
   ],
   args: [
     record.kind,

@@ -58,7 +58,7 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
   };
 }
 
-const lease = () => ({ now, leaseUntil: now + 1000, checkAt: now + 2000 });
+const lease = () => ({ now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 });
 const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
 
 /** The record's wallet body pieces (`body`, `body1`, …) as stored. */
@@ -372,5 +372,43 @@ describe('scripts', () => {
     await expect(txs.settle(record, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1 })).resolves.toBe(true);
     await redis.script('FLUSH');
     await expect(sessions.end(session, lease())).resolves.toMatchObject({ kind: 'terminate' });
+  });
+});
+
+describe('ending a wallet token (contract 5.6)', () => {
+  const make = (token: string) => sessions.create({ token, playerId: '21', siteId: '7', currency: 'EUR', gameId: 'g', balance: '10.00' }, now);
+
+  it('waits for every session on the token; an expired one counts as ended', async () => {
+    const token = `tok-${randomUUID()}`;
+    const older = (await make(token))!;
+    const newer = (await make(token))!;
+    expect(await sessions.end(newer, lease())).toMatchObject({ kind: 'waiting' });
+    expect(await sessions.takeTerminate(newer.tokenRef, lease())).toEqual({ kind: 'wait', for: 'sessions' });
+    await redis.del(keysFor(prefix).session(older.sessionId));
+    expect(await sessions.takeTerminate(newer.tokenRef, lease())).toMatchObject({ kind: 'send', attempt: 1 });
+  });
+
+  it('once decided, the token takes no claim and no new session, and a second sender waits for the lease', async () => {
+    const token = `tok-${randomUUID()}`;
+    const s = (await make(token))!;
+    expect(await sessions.end(s, lease())).toMatchObject({ kind: 'terminate' });
+    const win = tx('credit', `w-${randomUUID()}`, `r-${randomUUID()}`, { sessionId: s.sessionId, tokenRef: s.tokenRef, playerId: '21' });
+    expect(await claim(win)).toEqual({ kind: 'session_ended' });
+    expect(await make(token)).toBeUndefined();
+    expect(await sessions.takeTerminate(s.tokenRef, lease())).toEqual({ kind: 'busy', leaseUntil: now + 1000 });
+    await sessions.finishTerminate(s.tokenRef, { outcome: 'terminated', now, retentionSeconds: 60, walletCode: 1, balance: '9.00' });
+    expect(await sessions.get(s.sessionId)).toMatchObject({ state: 'ended', balance: '9.00' });
+    expect(await sessions.takeTerminate(s.tokenRef, lease())).toEqual({ kind: 'terminated' });
+    expect(await sessions.end(s, lease())).toEqual({ kind: 'ended', balance: '9.00' });
+  });
+
+  it('keeps the token\'s keys alive as long as its sessions, and without expiry once decided', async () => {
+    const token = `tok-${randomUUID()}`;
+    const s = (await make(token))!;
+    const k = keysFor(prefix);
+    expect(await redis.ttl(k.token(s.tokenRef))).toBeGreaterThan(3000);
+    expect(await redis.ttl(k.tokenSessions(s.tokenRef))).toBeGreaterThan(3000);
+    await sessions.end(s, lease());
+    expect(await redis.ttl(k.token(s.tokenRef))).toBe(-1);
   });
 });

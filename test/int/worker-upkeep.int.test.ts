@@ -215,7 +215,7 @@ describe('sessions', () => {
     h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
     await h.settleInline(p, 'credit', bet, { id, amount: '30.00' });
     const now = Date.now();
-    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000 })).toMatchObject({ kind: 'pending' });
+    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 })).toMatchObject({ kind: 'pending' });
     await h.duties.enqueueTerminate(p.session.tokenRef);
     await h.duties.enqueueTerminate(p.session.tokenRef);
 

@@ -1,6 +1,7 @@
 --[[
   A launched session, listed under its wallet token; the token keeps what its terminate will send.
-  A token whose terminate was decided takes no new session.
+  A token whose terminate was decided takes no new session. The token's keys live at least as long
+  as the sessions on it (claims and touches renew them with the sessions).
 
   Input:
     KEYS[1] session
@@ -24,12 +25,13 @@ local sessionKey, tokenKey, tokenSessionsKey = KEYS[1], KEYS[2], KEYS[3]
 local sessionId, ttlSeconds, token, tokenRef = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local playerId, siteId, currency, gameId, balance, createdAt = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 
+--- @include "includes/renew-token"
+
 if redis.call('HGET', tokenKey, 'state') then return 0 end
 redis.call('HSET', sessionKey, 'token', token, 'token_ref', tokenRef, 'player_id', playerId, 'site_id', siteId,
   'currency', currency, 'game_id', gameId, 'balance', balance, 'state', 'open', 'created_at', createdAt)
 redis.call('EXPIRE', sessionKey, ttlSeconds)
 redis.call('HSET', tokenKey, 'token', token, 'player_id', playerId, 'site_id', siteId, 'currency', currency, 'game_id', gameId)
-redis.call('PERSIST', tokenKey)
 redis.call('SADD', tokenSessionsKey, sessionId)
-redis.call('PERSIST', tokenSessionsKey)
+renewToken(tokenKey, tokenSessionsKey, ttlSeconds)
 return 1

@@ -17,20 +17,24 @@
     ARGV[3] now (ms)
     ARGV[4] send lease until (ms)
     ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
+    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms)
+    ARGV[7] session id
 
   Output:
     {'not_found'}
     {'ended', session balance}          the token was terminated already
     {'terminate', session balance}      decided; this caller holds the send lease
-    {'pending', session balance}        decided and sent by someone else, or waiting for the token's work or sessions
+    {'pending', session balance}        decided and sent by someone else, or waiting for the token's work
+    {'waiting', session balance}        another session on the token still plays
 ]]
 local sessionKey, tokenKey, tokenSessionsKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local endingKey, terminateFailedKey = KEYS[5], KEYS[6]
-local tokenRef, sessionPrefix, now, leaseUntil, checkAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local sessionId = ARGV[7]
 
 --- @include "includes/terminate-decision"
 
-local session = redis.call('HMGET', sessionKey, 'state', 'balance')
+local session = redis.call('HMGET', sessionKey, 'state', 'balance', 'token', 'player_id', 'site_id', 'currency', 'game_id')
 local sessionState, balance = session[1], session[2] or '0'
 if not sessionState then return {'not_found'} end
 if sessionState == 'ended' then return {'ended', balance} end
@@ -44,11 +48,20 @@ if tokenState == 'terminated' then
   redis.call('HSET', sessionKey, 'state', 'ended')
   return {'ended', balance}
 end
+-- What the terminate sends, from the session, in case the token's own keys expired meanwhile.
+redis.call('HSET', tokenKey, 'token', session[3], 'player_id', session[4], 'site_id', session[5], 'currency', session[6], 'game_id', session[7])
+redis.call('SADD', tokenSessionsKey, sessionId)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end
-redis.call('ZADD', endingKey, checkAt, tokenRef)
-if takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil) == 'terminate' then
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+if decision == 'terminate' then
+  redis.call('ZADD', endingKey, checkAt, tokenRef)
   return {'terminate', balance}
 end
+if decision == 'wait_sessions' then
+  redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
+  return {'waiting', balance}
+end
+redis.call('ZADD', endingKey, checkAt, tokenRef)
 return {'pending', balance}

@@ -13,16 +13,17 @@
     ARGV[3] now (ms)
     ARGV[4] send lease until (ms)
     ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
+    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms)
 
   Output:
     {'terminated'}                  nothing left to do
     {'missing'}                     no such token
-    {'wait'}                        a session still plays, or work still holds the token
+    {'wait', 'work' | 'sessions'}   work still holds the token, or another session still plays
     {'busy', lease until}           another sender holds the lease
     {'send', attempt, from}         this caller sends attempt n; the window started at `from`
 ]]
 local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local tokenRef, sessionPrefix, now, leaseUntil, checkAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
 --- @include "includes/terminate-decision"
 
@@ -34,6 +35,10 @@ end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
 local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
-if decision == 'wait' then return {'wait'} end
+if decision == 'wait_work' then return {'wait', 'work'} end
+if decision == 'wait_sessions' then
+  redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
+  return {'wait', 'sessions'}
+end
 local t = redis.call('HMGET', tokenKey, 'attempts', 'from')
 return {'send', t[1], t[2]}

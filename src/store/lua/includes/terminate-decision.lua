@@ -5,22 +5,26 @@
   token is pending or dead. Taking it also takes the send lease of the terminate.
 
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
-  the lease) or 'wait' (a session still plays, or work still holds the token).
+  the lease), 'wait_work' (a credit or rollback of the token is pending or dead) or
+  'wait_sessions' (another session on the token still plays: its own end, or its expiry, decides).
 ]]
 local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
-    if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait' end
+    if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
     for _, sessionId in ipairs(redis.call('SMEMBERS', tokenSessionsKey)) do
       local sessionState = redis.call('HGET', sessionPrefix .. sessionId, 'state')
       -- An expired session counts as ended.
       if not sessionState then
         redis.call('SREM', tokenSessionsKey, sessionId)
       elseif sessionState == 'open' then
-        return 'wait'
+        return 'wait_sessions'
       end
     end
     redis.call('HSET', tokenKey, 'state', 'terminating', 'from', now, 'attempts', 0)
+    -- Kept until the terminate went out (or was given up and driven again).
+    redis.call('PERSIST', tokenKey)
+    redis.call('PERSIST', tokenSessionsKey)
   elseif tonumber(redis.call('HGET', tokenKey, 'lease') or '0') > tonumber(now) then
     return 'busy'
   end

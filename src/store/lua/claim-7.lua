@@ -9,6 +9,7 @@
     KEYS[4] pending index
     KEYS[5] token's pending set
     KEYS[6] token
+    KEYS[7] token's sessions
 
     ARGV[1]  kind: debit | credit | rollback
     ARGV[2]  body hash (idempotency)
@@ -28,13 +29,15 @@
     {'claimed' | 'deferred', session balance}
     {'duplicate', session balance or nil, record field/value pairs...}
 ]]
-local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey, tokenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local tokenKey, tokenSessionsKey = KEYS[6], KEYS[7]
 local kind, bodyHash, leaseUntil, closesRound = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local referenceId, engineRoundId, amountMinor = ARGV[5], ARGV[6], ARGV[7]
 local retentionSeconds, id, sessionTtl = ARGV[8], ARGV[9], ARGV[10]
 local FIRST_FIELD = 11
 
 --- @include "includes/pending-index"
+--- @include "includes/renew-token"
 
 local existing = redis.call('HGET', txKey, 'body_hash')
 if existing then
@@ -84,7 +87,10 @@ end
 if closesRound then redis.call('HSET', roundKey, 'closed_by', id) end
 redis.call('EXPIRE', roundKey, retentionSeconds)
 -- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
-if sessionTtl ~= '' and sessionState ~= 'ending' then redis.call('EXPIRE', sessionKey, sessionTtl) end
+if sessionTtl ~= '' and sessionState ~= 'ending' then
+  redis.call('EXPIRE', sessionKey, sessionTtl)
+  renewToken(tokenKey, tokenSessionsKey, sessionTtl)
+end
 local balance = session[2] or '0'
 if deferred then return {'deferred', balance} end
 return {'claimed', balance}
