@@ -14,7 +14,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'test/**', 'bench/**', 'jest.config.js', 'src/main/**'],
+    // Process entries and tools; src/lib/child.ts hands PATH and the like on to child processes.
+    files: ['src/config/**', 'test/**', 'bench/**', 'jest.config.js', 'src/main/**', 'src/lib/child.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },

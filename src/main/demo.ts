@@ -34,17 +34,10 @@ async function main(): Promise<number> {
     title: 'Demo reconciliation',
     aof: false,
     perPlayer: true,
-    baseEnv: childBaseEnv(),
     out: (line) => console.log(line),
     err: process.stderr,
   });
   return result.exitCode;
-}
-
-/** Only what a Node child needs; the caller's WALLET_* or REDIS_URL must not leak into the run. */
-export function childBaseEnv(): Record<string, string> {
-  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'];
-  return Object.fromEntries(keep.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k] as string]])));
 }
 
 if (require.main === module) {

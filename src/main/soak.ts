@@ -1,6 +1,5 @@
 import { freshSeed, parseSizes, usage, UsageError, type Sizes } from '../soak/cli';
 import { runScenario } from '../soak/run';
-import { childBaseEnv } from './demo';
 
 /**
  * `npm run soak`: 2 gateways and 2 workers on Redis with AOF (fsync always); the seeded engine
@@ -36,7 +35,6 @@ async function main(): Promise<number> {
     title: 'Soak reconciliation',
     aof: true,
     perPlayer: false,
-    baseEnv: childBaseEnv(),
     out: (line) => console.log(line),
     err: process.stderr,
   });
