@@ -1,11 +1,12 @@
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
-import { createHarness, newId, type Harness } from '../support/worker-harness';
+import { startHarness, newId, type Harness } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wmetrics' });
+  h = await startHarness({ label: 'wmetrics' });
 });
 
 afterAll(async () => {
@@ -43,7 +44,7 @@ describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
       // The inline attempt and the worker's first retry fail; the worker's second retry takes it.
       h.sim.faults.failNext('credit', 2, Code.InternalServiceError, { transactionId: id });
       expect((await h.settleInline(player, 'credit', bet, { id })).next).toBe('retry');
-      await h.waitFor(`${id} settled`, async () => (await h.store.get(id))?.state === 'succeeded');
+      await waitFor(`${id} settled`, async () => (await h.store.get(id))?.state === 'succeeded');
 
       const res = await fetch(`${url}/metrics`);
       expect(res.status).toBe(200);

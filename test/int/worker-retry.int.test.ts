@@ -2,14 +2,15 @@ import { retryJobId } from '../../src/duties/queues';
 import { retryDelayMs } from '../../src/duties/retry-policy';
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let worker: RunningWorker;
 let player: Player;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wretry' });
+  h = await startHarness({ label: 'wretry' });
   worker = await h.startWorker();
   player = await h.newPlayer();
 });
@@ -18,7 +19,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const settled = (id: string) => h.waitFor(`${id} final`, async () => {
+const settled = (id: string) => waitFor(`${id} final`, async () => {
   const record = await h.store.get(id);
   return record !== undefined && record.state !== 'pending' ? record : undefined;
 }, 25_000);

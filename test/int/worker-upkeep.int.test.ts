@@ -4,14 +4,15 @@ import { redrive } from '../../src/duties/redrive';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
 import type { RunningWorker } from '../../workers/worker';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let worker: RunningWorker;
 let player: Player;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wupkeep', env: { WALLET_TIMEOUT_MS: '400' } });
+  h = await startHarness({ label: 'wupkeep', env: { WALLET_TIMEOUT_MS: '400' } });
   worker = await h.startWorker();
   player = await h.newPlayer();
 });
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 const balance = (p: Player = player) => h.sim.ledger.balanceOf(p.fields.player_id)!;
 const inState = (id: string, state: string, timeoutMs = 20_000) =>
-  h.waitFor(`${id} ${state}`, async () => {
+  waitFor(`${id} ${state}`, async () => {
     const record = await h.store.get(id);
     return record?.state === state ? record : undefined;
   }, timeoutMs);
@@ -94,12 +95,12 @@ describe('sweeper', () => {
     const callsBefore = callsFor(h.sim, id).length;
 
     await worker.sweepNow();
-    await h.waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     // The first run settles its attempt; the held run then finds nothing to do.
     const inFlight = (await h.store.get(id))!;
     expect(await h.store.settle(inFlight, { state: 'succeeded', expect: ['pending'], attempts: 2, history: [12, 1], inFlightUntil: null })).toBe(true);
-    await h.waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
+    await waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
   });
@@ -200,7 +201,7 @@ describe('sessions', () => {
     await h.duties.enqueueTerminate(p.session.sessionId);
     await h.duties.enqueueTerminate(p.session.sessionId);
 
-    await h.waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
+    await waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 4 });
     const calls = h.sim.calls();
     const credited = calls.find((c) => c.transactionId === id && c.code === Code.Success)!;
