@@ -1,17 +1,17 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PLAYER, startDev, type RunningDev } from '../../src/main/dev';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { CHROMIUM } from '../support/system-packages';
 
 /**
- * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless): the dev stack runs in
- * this process on free ports with its own prefix; the page is driven like a person would.
+ * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless; the e2e project's setup
+ * installs it when missing): the dev stack runs in this process on free ports with its own prefix;
+ * the page is driven like a person would.
  */
 jest.setTimeout(90_000);
 
-/** Debian's package (CI installs it, .ci/run); CHROMIUM_PATH for another machine's build. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -44,7 +44,6 @@ let page: Page;
 const authorizationsSent: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
   dev = await startDev({
     env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, PORT: '0', SIM_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     print: () => undefined,

@@ -14,10 +14,20 @@ afterAll(async () => {
 });
 
 describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
-  it('is not opened when the variable is unset', async () => {
-    const worker = await h.startWorker();
-    expect(worker.metricsUrl).toBeUndefined();
-    await worker.close();
+  describe('when unset', () => {
+    let worker: RunningWorker;
+
+    beforeAll(async () => {
+      worker = await h.startWorker();
+    });
+
+    afterAll(async () => {
+      await worker.close();
+    });
+
+    it('is not opened', () => {
+      expect(worker.metricsUrl).toBeUndefined();
+    });
   });
 
   describe('when set', () => {

@@ -15,6 +15,8 @@ beforeAll(async () => {
   player = await h.newPlayer();
 });
 
+afterEach(() => h.sim.faults.clear());
+
 afterAll(async () => {
   await h.close();
 });
@@ -69,7 +71,6 @@ describe('credit retries on the spec schedule', () => {
     // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ
     const job = await h.duties.queues.retry.getJob(retryJobId(id));
     expect(await job?.getState()).toBe('failed');
-    h.sim.faults.clear();
   });
 
   it('stops after 10 retries of 12: exactly 11 attempts, then dead', async () => {
@@ -84,7 +85,6 @@ describe('credit retries on the spec schedule', () => {
     expect(callsFor(h.sim, id)).toHaveLength(11);
     const measured = gaps(id);
     measured.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(retryDelayMs(i + 1, 'ms') - 2));
-    h.sim.faults.clear();
   }, 40_000);
 
   it('ends at once on a code outside the retry list', async () => {

@@ -17,7 +17,14 @@ beforeAll(async () => {
   player = await h.newPlayer();
 });
 
-afterEach(() => h.sim.faults.clear());
+/** A worker one test starts beside the file's own; closed after that test. */
+let extraWorker: RunningWorker | undefined;
+
+afterEach(async () => {
+  h.sim.faults.clear();
+  await extraWorker?.close();
+  extraWorker = undefined;
+});
 
 afterAll(async () => {
   await h.close();
@@ -120,7 +127,8 @@ describe('redrive', () => {
     h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
     await inState(id, 'dead');
-    expect(await h.duties.queues.retry.getJobState(retryJobId(id))).toBe('failed');
+    // The record is dead before BullMQ has moved the job from active to failed.
+    await waitFor(`${id} job failed`, async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'failed', 5000);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'redriven', transactionId: id });
     const record = await inState(id, 'succeeded');
@@ -180,12 +188,11 @@ describe('dead-check', () => {
     h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
     await inState(id, 'dead');
-    const old = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' });
+    const old = (extraWorker = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' }));
     await new Promise((r) => setTimeout(r, 5));
     const before = callsFor(h.sim, id, 'status').length;
     await old.deadCheckNow();
     expect(callsFor(h.sim, id, 'status')).toHaveLength(before);
-    await old.close();
   });
 });
 
