@@ -63,7 +63,7 @@ export interface DevUrls {
 export interface RunningDev {
   readonly urls: DevUrls;
   readonly config: GatewayConfig;
-  /** Server (draining in-flight requests) → worker → queues → Redis → simulator → our redis-server. */
+  /** Gateway (server draining, then its queues and Redis) → worker → simulator → our redis-server. */
   close(): Promise<void>;
 }
 
