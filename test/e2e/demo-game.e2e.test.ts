@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PLAYER, startDev, type RunningDev } from '../../src/main/dev';
+import { mulberry32 } from '../../src/sim/faults';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { CHROMIUM } from '../support/system-packages';
 
@@ -25,18 +26,6 @@ const CHROMIUM_ARGS = [
 const SCREENSHOT = join(__dirname, '..', 'artifacts', 'demo-game.png');
 const STEP_TIMEOUT_MS = 15_000;
 
-/** mulberry32: a fixed seed makes the spins the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const prefix = testPrefix('demogame');
 let dev: RunningDev;
 let browser: Browser;
@@ -47,7 +36,8 @@ beforeAll(async () => {
   dev = await startDev({
     env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, PORT: '0', SIM_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     print: () => undefined,
-    random: seeded(20),
+    // A fixed seed makes the spins the same on every run.
+    random: mulberry32(20),
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 640, height: 900 } });

@@ -34,11 +34,6 @@ afterAll(async () => {
   await h.close();
 });
 
-const inState = (id: string, state: string, timeoutMs = 30_000) =>
-  waitFor(`${id} ${state}`, async () => {
-    const record = await h.store.get(id);
-    return record?.state === state ? record : undefined;
-  }, timeoutMs);
 
 describe('worker processes', () => {
   it('a worker SIGKILLed while a credit waits between retries: another worker finishes it, credited once', async () => {
@@ -54,7 +49,7 @@ describe('worker processes', () => {
     expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: 2 });
 
     await worker();
-    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 4, history: [12, 12, 12, 1] });
+    expect(await h.inState(id, 'succeeded', 30_000)).toMatchObject({ attempts: 4, history: [12, 12, 12, 1] });
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
     expect(callsFor(h.sim, id)).toHaveLength(4);
   }, 60_000);
@@ -75,7 +70,7 @@ describe('worker processes', () => {
 
     await worker({ WALLET_TIMEOUT_MS: '1500' });
     // Back to wait once the dead worker's lock ran out (lockDuration 8 s here), then retried.
-    const record = await inState(id, 'succeeded', 45_000);
+    const record = await h.inState(id, 'succeeded', 45_000);
     expect(record).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
   }, 70_000);
@@ -90,7 +85,7 @@ describe('worker processes', () => {
       await h.settleInline(player, 'credit', bet, { id, amount: '2.00' });
       ids.push(id);
     }
-    for (const id of ids) await inState(id, 'succeeded');
+    for (const id of ids) await h.inState(id, 'succeeded', 30_000);
     for (const id of ids) {
       expect(h.sim.ledger.appliedCount(id)).toBe(1);
       expect(callsFor(h.sim, id)).toHaveLength(3);

@@ -31,11 +31,6 @@ afterAll(async () => {
 });
 
 const balance = (p: Player = player) => h.sim.ledger.balanceOf(p.fields.player_id)!;
-const inState = (id: string, state: string, timeoutMs = 20_000) =>
-  waitFor(`${id} ${state}`, async () => {
-    const record = await h.store.get(id);
-    return record?.state === state ? record : undefined;
-  }, timeoutMs);
 
 describe('sweeper', () => {
   it('re-queues a pending credit that has no job behind it', async () => {
@@ -43,7 +38,7 @@ describe('sweeper', () => {
     // The gateway died between claim and its first attempt: no job, lease over.
     const claimed = await h.claimOnly(player, 'credit', bet, { leaseMs: -1 });
     await worker.sweepNow();
-    expect(await inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1 });
+    expect(await h.inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1 });
     expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
   });
 
@@ -66,7 +61,7 @@ describe('sweeper', () => {
     expect(balance()).not.toBe(start);
 
     await worker.sweepNow();
-    const debit = await inState(id, 'compensated');
+    const debit = await h.inState(id, 'compensated');
     expect(debit).toMatchObject({ attempts: 1, history: ['unknown'] });
     expect(await h.store.get(debit.compensationId!)).toMatchObject({ state: 'succeeded', isCompensation: true });
     expect(balance()).toBe(start);
@@ -89,7 +84,7 @@ describe('sweeper', () => {
     const crashedAt = Date.now();
 
     await worker.sweepNow();
-    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
+    expect(await h.inState(id, 'succeeded')).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
     const last = callsFor(h.sim, id).at(-1)!;
     expect(last.at - crashedAt).toBeGreaterThanOrEqual(477 - 5);
   });
@@ -126,12 +121,12 @@ describe('redrive', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await inState(id, 'dead');
+    await h.inState(id, 'dead');
     // The record is dead before BullMQ has moved the job from active to failed.
     await waitFor(`${id} job failed`, async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'failed', 5000);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'redriven', transactionId: id });
-    const record = await inState(id, 'succeeded');
+    const record = await h.inState(id, 'succeeded');
     expect(record).toMatchObject({ attempts: 5, history: [Code.Success], lastWalletCode: Code.Success });
     expect((await h.store.listDead(0, 1000)).ids).not.toContain(id);
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
@@ -145,14 +140,14 @@ describe('redrive', () => {
     h.sim.faults.failNext('rollback', 4, Code.TransactionNotFound);
     const { debit, compensationId } = await h.refusedDebit(player);
 
-    const dead = await inState(compensationId, 'dead');
+    const dead = await h.inState(compensationId, 'dead');
     expect(dead).toMatchObject({ attempts: 4, lastWalletCode: Code.TransactionNotFound });
     expect(dead.note).toMatch(/debit applied/);
     expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'dead' });
     expect(callsFor(h.sim, debit.transactionId, 'status')).toHaveLength(1);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, debit.transactionId)).toEqual({ kind: 'redriven', transactionId: compensationId });
-    await inState(debit.transactionId, 'compensated');
+    await h.inState(debit.transactionId, 'compensated');
     expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 5 });
     expect(balance()).toBe(start);
   });
@@ -168,8 +163,8 @@ describe('dead-check', () => {
     h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: never });
     await h.settleInline(player, 'credit', bet1, { id: applied });
     await h.settleInline(player, 'credit', bet2, { id: never });
-    const record = await inState(applied, 'dead');
-    await inState(never, 'dead');
+    const record = await h.inState(applied, 'dead');
+    await h.inState(never, 'dead');
     // The wallet takes the very same request late (e.g. an answer lost on the way back).
     expect((await h.wallet.send('credit', record.walletBody)).kind).toBe('ok');
 
@@ -187,7 +182,7 @@ describe('dead-check', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await inState(id, 'dead');
+    await h.inState(id, 'dead');
     const old = (extraWorker = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' }));
     await new Promise((r) => setTimeout(r, 5));
     const before = callsFor(h.sim, id, 'status').length;
@@ -238,7 +233,7 @@ describe('sessions', () => {
     const win2 = await h.settleInline(relaunched, 'credit', bet2);
     expect(win2.next).toBe('settle');
 
-    await inState(id, 'succeeded');
+    await h.inState(id, 'succeeded');
     const sent = callsFor(h.sim, id, 'credit');
     expect(sent).toHaveLength(4);
     expect(sent.every((c) => c.rawBody === original && c.body?.token === player.fields.token)).toBe(true);

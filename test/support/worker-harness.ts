@@ -6,6 +6,7 @@ import { afterAttempt } from '../../src/duties/settlement';
 import { compensationFor } from '../../src/duties/compensation';
 import { createClosers, startWith, type Closers } from '../../src/lib/lifecycle';
 import { toMinor } from '../../src/lib/money';
+import { waitFor } from '../../src/lib/wait-for';
 import { startGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
@@ -64,6 +65,8 @@ export interface Harness {
   claimOnly(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; leaseMs?: number }): Promise<TransactionRecord>;
   /** A debit whose inline answer says compensate: the gateway's beginCompensation and its job. */
   refusedDebit(player: Player, amount?: string): Promise<{ debit: TransactionRecord; compensationId: string; outcome: WalletOutcome }>;
+  /** Waits until the record of `id` is in `state` and returns it. */
+  inState(id: string, state: string, timeoutMs?: number): Promise<TransactionRecord>;
   /** The workers started here, the gateway, the prefix's keys, the simulator: every step, in that order. */
   close(): Promise<void>;
 }
@@ -221,6 +224,13 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
       if (started.kind === 'not_pending') throw new Error('compensation not started');
       await duties.enqueueRetry(started.compensationId, 0);
       return { debit: (await store.get(id))!, compensationId: started.compensationId, outcome };
+    },
+
+    inState(id, state, timeoutMs = 20_000) {
+      return waitFor(`${id} ${state}`, async () => {
+        const record = await store.get(id);
+        return record?.state === state ? record : undefined;
+      }, timeoutMs);
     },
 
     close: () => closers.closeAll(),
