@@ -1,12 +1,21 @@
-/** Unit tests (*.test.ts), integration (*.int.test.ts) and e2e (*.e2e.test.ts) share one run;
- *  the global setup makes sure a Redis answers at REDIS_URL (starting one if needed). */
-module.exports = {
+/**
+ * Three projects: `unit` (test/unit/*.test.ts, pure code, no setup: `npm test -- --selectProjects
+ * unit` runs in seconds), `int` (*.int.test.ts, real Redis and HTTP) and `e2e` (*.e2e.test.ts,
+ * child processes and the browser). The global setup of int and e2e makes sure a Redis answers at
+ * REDIS_URL (starting one if needed); e2e's also installs what its tests need (Chromium).
+ */
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+module.exports = {
   testTimeout: 30000,
   maxWorkers: 2,
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], globalTeardown: undefined },
+    { ...shared, displayName: 'int', roots: ['<rootDir>/test/int'], testMatch: ['**/*.int.test.ts'], globalSetup: '<rootDir>/test/support/global-setup.ts' },
+    { ...shared, displayName: 'e2e', roots: ['<rootDir>/test/e2e'], testMatch: ['**/*.e2e.test.ts'], globalSetup: '<rootDir>/test/support/e2e-setup.ts' },
+  ],
 };

@@ -5,12 +5,14 @@ import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { Agent, request } from 'undici';
 import { keysFor } from '../src/store/keys';
+import { Child, baseEnv } from '../src/lib/child';
 import { freePort } from '../src/lib/free-port';
-import { startRedis } from '../test/support/redis-server';
-import { selfSignedCert } from '../test/support/tls';
+import { RedisServer } from '../src/lib/redis-server';
+import { selfSignedCert } from '../src/lib/self-signed-cert';
+import { waitFor, type WaitOptions } from '../src/lib/wait-for';
 import { runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
-import { cpuMicros, peakConnections, rssMiB, startService, waitUntil, type Service } from './processes';
+import { cpuMicros, peakConnections, rssMiB } from './proc';
 import { summariseProfiles } from './profile';
 import { derive, render, writeReport, type BenchReport, type CaseResult, type WorkerResult } from './report';
 import {
@@ -62,10 +64,21 @@ async function http(method: string, url: string, body?: string, headers: Record<
   return { status: res.statusCode, text: await res.body.text() };
 }
 
-function service(name: string, args: string[], env: Record<string, string>, options: BenchOptions): Service {
-  const s = startService(name, args, env, options.verbose);
+/** The last few KiB a process wrote (stderr; stdout too with --verbose), for a start that fails. */
+const TAIL_BYTES = 8 * 1024;
+
+/** A child process stopped at the end of the run; only PATH and the like of this environment leak in. */
+async function service(name: string, args: string[], env: Record<string, string>, options: BenchOptions): Promise<Child> {
+  // A gateway logs a line per request: stdout goes to /dev/null unless asked for.
+  const s = new Child({ name, args, env: { ...baseEnv(), ...env }, keepStdout: options.verbose, keepBytes: TAIL_BYTES });
   onCleanup(() => s.stop());
+  await s.start();
   return s;
+}
+
+/** Waiting on a service: give up when it exited, and say what it wrote. */
+function watching(s: Child): WaitOptions {
+  return { intervalMs: 50, alive: () => s.isRunning(), context: () => `${s.name} said:\n${s.output()}` };
 }
 
 // --- simulator ----------------------------------------------------------------------------
@@ -73,7 +86,7 @@ function service(name: string, args: string[], env: Record<string, string>, opti
 interface Sim {
   url: string;
   port: number;
-  service: Service;
+  service: Child;
 }
 
 async function startSim(options: BenchOptions, tlsFiles?: { cert: string; key: string }): Promise<Sim> {
@@ -87,9 +100,9 @@ async function startSim(options: BenchOptions, tlsFiles?: { cert: string; key: s
     WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
   };
   if (tlsFiles) Object.assign(env, { SIM_TLS_CERT: tlsFiles.cert, SIM_TLS_KEY: tlsFiles.key });
-  const s = service(tlsFiles ? 'simulator (TLS)' : 'simulator', ['--import', 'tsx', SIM_ENTRY], env, options);
+  const s = await service(tlsFiles ? 'simulator (TLS)' : 'simulator', ['--import', 'tsx', SIM_ENTRY], env, options);
   const url = `${tlsFiles ? 'https' : 'http'}://127.0.0.1:${port}`;
-  await waitUntil('simulator admin API', async () => (await http('GET', `${url}/__sim/faults`)).status === 200, START_TIMEOUT_MS, s);
+  await waitFor('simulator admin API', async () => (await http('GET', `${url}/__sim/faults`)).status === 200, START_TIMEOUT_MS, watching(s));
   return { url, port, service: s };
 }
 
@@ -118,8 +131,8 @@ type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
 
 /** The processes whose CPU a case times: the server under test, and the wallet simulator behind it. */
 interface Timed {
-  server: Service;
-  wallet?: Service;
+  server: Child;
+  wallet?: Child;
 }
 
 /** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
@@ -209,9 +222,9 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, 
   } finally {
     redis.disconnect();
   }
-  const ref = service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
+  const ref = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, ref);
+  await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(ref));
   await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
   await ref.stop();
   await clearSimCalls(sim);
@@ -222,7 +235,7 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, 
 interface Gateway {
   url: string;
   prefix: string;
-  service: Service;
+  service: Child;
 }
 
 async function startGateway(
@@ -235,14 +248,14 @@ async function startGateway(
 ): Promise<Gateway> {
   const port = await freePort();
   const prefix = `wgwbench-${label}`;
-  const s = service(`gateway (${label})`, [...nodeArgs, GATEWAY_ENTRY], { ...engineEnv(port, sim, redisUrl, prefix, options), ...extraEnv }, options);
+  const s = await service(`gateway (${label})`, [...nodeArgs, GATEWAY_ENTRY], { ...engineEnv(port, sim, redisUrl, prefix, options), ...extraEnv }, options);
   const url = `http://127.0.0.1:${port}`;
   // /healthz, not /readyz: the operators' routes are optional in the app; a first launch proves the rest.
-  await waitUntil('gateway /healthz', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, s);
+  await waitFor('gateway /healthz', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(s));
   return { url, prefix, service: s };
 }
 
-function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions): Service {
+function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions): Promise<Child> {
   return service('worker', [WORKER_ENTRY], engineEnv(0, sim, redisUrl, gateway.prefix, options), options);
 }
 
@@ -288,12 +301,12 @@ async function sampledTxKeyBytes(redisUrl: string, prefix: string, ids: string[]
 interface GatewayRun {
   gateway: Gateway;
   sessions: string[];
-  worker: Service | undefined;
+  worker: Child | undefined;
 }
 
 async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean): Promise<GatewayRun> {
   const gateway = await startGateway(sim, redisUrl, options, 'h1');
-  const worker = withWorker ? startWorker(sim, redisUrl, gateway, options) : undefined;
+  const worker = withWorker ? await startWorker(sim, redisUrl, gateway, options) : undefined;
   report.memory.gatewayRssBeforeMiB = rssMiB(gateway.service.pid);
   const sessions = await launchSessions(gateway, options.connections, 'gw');
   const memoryBefore = await usedMemory(redisUrl);
@@ -370,7 +383,7 @@ interface SimCall {
  * (RETRY_DELAY_UNIT=ms: 301 ms), a fresh worker starts and drains the backlog. The simulator's
  * call log times the retries.
  */
-async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions: string[], options: BenchOptions, worker: Service | undefined): Promise<WorkerResult> {
+async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions: string[], options: BenchOptions, worker: Child | undefined): Promise<WorkerResult> {
   await worker?.stop();
   const jobs = options.retryJobs;
   const ids = new Ids();
@@ -391,17 +404,17 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const redis = new Redis(redisUrl);
   const pendingKey = keysFor(gateway.prefix).pendingIndex();
   const started = Date.now();
-  const fresh = startWorker(sim, redisUrl, gateway, options);
+  const fresh = await startWorker(sim, redisUrl, gateway, options);
   let stillPending = 0;
   try {
-    await waitUntil(
+    await waitFor(
       'retry backlog drained',
       async () => {
         stillPending = await redis.zcard(pendingKey);
         return stillPending === 0;
       },
       60_000,
-      fresh,
+      watching(fresh),
     ).catch((err: unknown) => log(`worker case: ${(err as Error).message.split('\n')[0] as string}`));
   } finally {
     redis.disconnect();
@@ -519,7 +532,7 @@ async function main(): Promise<void> {
   const gatewayBuilt = buildError === undefined && existsSync(join(ROOT, GATEWAY_ENTRY));
   const workerBuilt = buildError === undefined && existsSync(join(ROOT, WORKER_ENTRY));
 
-  const redis = await startRedis();
+  const redis = await RedisServer.start();
   onCleanup(() => redis.stop());
   const sim = await startSim(options);
   log(`redis ${redis.url}, simulator ${sim.url}`);

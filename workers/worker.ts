@@ -1,6 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
 import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
 import { walletCallObserver } from '../src/observability/wallet-calls';
@@ -52,19 +53,33 @@ export interface RunningWorker {
   sweepNow(): Promise<void>;
   /** Runs the dead-check now (it also runs every DEAD_CHECK_INTERVAL_MS). */
   deadCheckNow(): Promise<number>;
-  /** Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the metrics port. */
+  /**
+   * Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the
+   * metrics port. Once; every step runs even if one fails.
+   */
   close(): Promise<void>;
 }
 
-/** Starts the background worker: the retry, terminate and upkeep workers plus their schedulers. */
+/**
+ * Starts the background worker: the retry, terminate and upkeep workers plus their schedulers. Each
+ * part is deferred on one closer stack as it opens; a start that fails (the metrics port in use, a
+ * scheduler Redis refused) closes what it had opened and throws.
+ */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const logger = deps.logger ?? createLogger({ level: deps.config.LOG_LEVEL, name: 'worker' });
+  const closers = createClosers((step, err) => logger.error({ err, step }, 'worker close step failed'));
+  return startWith(closers, () => openWorker(deps, logger, closers));
+}
+
+async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): Promise<RunningWorker> {
   const { config } = deps;
-  const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   const metrics = deps.metrics ?? createMetrics();
   const now = deps.now ?? Date.now;
-  // First, so a port already in use stops the start before anything else is opened.
+  // First, so a port already in use stops the start before anything else is opened; closed last,
+  // so the final counts stay scrapable while the jobs in hand finish.
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
+  if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
   const wallet =
     deps.wallet ??
     createWalletClient({
@@ -72,9 +87,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
       onCall: walletCallObserver(logger, metrics),
     });
+  closers.defer('wallet client', () => wallet.close());
 
   const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
+  closers.defer('redis', () => closeRedis(redis));
   const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
+  closers.defer('queue redis', () => closeRedis(bullmq));
   const eviction = await checkEvictionPolicy(redis);
   if (!eviction.ok) {
     logger.error(
@@ -88,6 +106,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // The worker never creates or renews sessions; it ends them with their token's terminate.
   const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const queues = createQueues(bullmq, config.QUEUE_PREFIX);
+  closers.defer('queues', () => queues.close());
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   const graceMs = 2 * locks.lockDuration;
 
@@ -141,6 +160,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       { ...common, concurrency: 1 },
     ),
   ];
+  // Graceful: the jobs in hand finish, no new one starts.
+  closers.defer('workers', () => Promise.all(workers.map((w) => w.close())));
   for (const worker of workers) {
     worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
   }
@@ -160,6 +181,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // neither the start nor a stop has to wait for all of it.
   const stopFirstSweep = new AbortController();
   const firstSweep = sweepNow(stopFirstSweep.signal);
+  closers.defer('first sweep', () => {
+    stopFirstSweep.abort();
+    return firstSweep;
+  });
   logger.info(
     { prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
     'worker started',
@@ -173,17 +198,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     sweepNow: () => sweepNow(),
     deadCheckNow: () => deadCheck(upkeepDeps),
     close() {
-      closing ??= (async () => {
-        stopFirstSweep.abort();
-        await firstSweep;
-        await Promise.all(workers.map((w) => w.close()));
-        await queues.close();
-        await Promise.all([closeRedis(redis), closeRedis(bullmq)]);
-        await wallet.close();
-        // Last: the final counts stay scrapable while the jobs in hand finish.
-        await metricsServer?.close();
+      closing ??= closers.closeAll().then(() => {
         logger.info('worker stopped');
-      })();
+      });
       return closing;
     },
   };

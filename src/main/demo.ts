@@ -1,5 +1,4 @@
-import { freshSeed, parseSizes, usage, UsageError, type Sizes } from '../soak/cli';
-import { runScenario } from '../soak/run';
+import { freshSeed, runCommand, type Sizes } from '../soak/cli';
 
 /**
  * `npm run demo`: a scripted engine plays rounds through one gateway and one worker against the
@@ -23,36 +22,4 @@ const DEFAULTS: Sizes = {
   logLevel: 'info',
 };
 
-async function main(): Promise<number> {
-  const sizes = parseSizes(process.argv.slice(2), DEFAULTS);
-  if (sizes === 'help') {
-    console.log(usage('npm run demo --', DEFAULTS));
-    return 0;
-  }
-  const result = await runScenario({
-    ...sizes,
-    title: 'Demo reconciliation',
-    aof: false,
-    perPlayer: true,
-    baseEnv: childBaseEnv(),
-    out: (line) => console.log(line),
-    err: process.stderr,
-  });
-  return result.exitCode;
-}
-
-/** Only what a Node child needs; the caller's WALLET_* or REDIS_URL must not leak into the run. */
-export function childBaseEnv(): Record<string, string> {
-  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'];
-  return Object.fromEntries(keep.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k] as string]])));
-}
-
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(err instanceof UsageError ? `${err.message}\n${usage('npm run demo --', DEFAULTS)}\n` : `demo failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runCommand({ invocation: 'npm run demo --', name: 'demo', title: 'Demo reconciliation', aof: false, perPlayer: true, defaults: DEFAULTS }, process.argv.slice(2));

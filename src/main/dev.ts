@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { ConfigError, loadGatewayConfig, loadSimConfig, loadWorkerConfig, type GatewayConfig } from '../config/env';
+import { loadGatewayConfig, loadSimConfig, loadWorkerConfig, type GatewayConfig } from '../config/env';
 import { BULL_BOARD_PATH } from '../http/admin';
 import { DEMO_GAME_PATH } from '../http/demo-game';
+import { createClosers, runUntilSignal, startWith, type Running } from '../lib/lifecycle';
 import { createLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 import { startSimulator, type RunningSimulator } from '../sim';
@@ -62,7 +63,7 @@ export interface DevUrls {
 export interface RunningDev {
   readonly urls: DevUrls;
   readonly config: GatewayConfig;
-  /** Server (draining in-flight requests) → worker → queues → Redis → simulator → our redis-server. */
+  /** Gateway (server draining, then its queues and Redis) → worker → simulator → our redis-server. */
   close(): Promise<void>;
 }
 
@@ -83,20 +84,17 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
   const wanted = given(env).REDIS_URL ?? DEFAULT_REDIS_URL;
   const redisDataDir = options.redisDataDir ?? join(__dirname, '..', '..', '.data', 'redis');
 
-  const toClose: (() => Promise<void>)[] = [];
-  const closeAll = async (): Promise<void> => {
-    for (const close of toClose.splice(0).reverse()) await close();
-  };
-  try {
+  const closers = createClosers();
+  return startWith(closers, async () => {
     const devRedis: DevRedis = await ensureDevRedis(wanted, redisDataDir);
-    toClose.push(() => devRedis.stop());
+    closers.defer('redis-server', () => devRedis.stop());
 
     // The simulator stands in for the wallet unless the environment names one.
     let sim: RunningSimulator | undefined;
     let simEnv: Parameters<typeof devEnvironment>[2];
     if (given(env).WALLET_BASE_URL === undefined) {
       const simConfig = loadSimConfig(env);
-      sim = await startSimulator({
+      const simulator = await startSimulator({
         port: simConfig.SIM_PORT,
         host: simConfig.SIM_HOST,
         basicUser: simConfig.WALLET_BASIC_USER,
@@ -107,8 +105,8 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
         startBalance: simConfig.SIM_START_BALANCE,
         currencyDigits: { ...simConfig.CURRENCY_DIGITS },
       });
-      const running = sim;
-      toClose.push(() => running.close());
+      closers.defer('simulator', () => simulator.close());
+      sim = simulator;
       simEnv = { url: sim.url, user: simConfig.WALLET_BASIC_USER, password: simConfig.WALLET_BASIC_PASSWORD, secret: simConfig.WALLET_SIGNING_SECRET };
     }
 
@@ -120,11 +118,11 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     const metrics = createMetrics();
 
     const worker = await startWorker({ config: workerConfig, logger: logger.child({ component: 'worker' }), metrics });
-    toClose.push(() => worker.close());
+    closers.defer('worker', () => worker.close());
 
     // Loopback only: the dev credentials must not open /admin to the network.
     const running = await startGateway(config, logger, { host: '127.0.0.1', metrics, random: options.random, drainTimeoutMs: DRAIN_TIMEOUT_MS });
-    toClose.push(() => running.shutdown());
+    closers.defer('gateway', () => running.close());
 
     const gateway = running.url;
     const launch = `${gateway}/launch?${new URLSearchParams({ token: `dev-${randomUUID()}`, ...DEMO_PLAYER }).toString()}`;
@@ -139,12 +137,8 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     };
     for (const line of banner(urls, config, devRedis, given(env))) print(line);
 
-    let closing: Promise<void> | undefined;
-    return { urls, config, close: () => (closing ??= closeAll()) };
-  } catch (err) {
-    await closeAll();
-    throw err;
-  }
+    return { urls, config, close: () => closers.closeAll() };
+  });
 }
 
 /** What to open. A credential is shown only when it is the public dev default, never one from the environment. */
@@ -169,31 +163,15 @@ function banner(urls: DevUrls, config: GatewayConfig, redis: DevRedis, fromEnv: 
   ];
 }
 
-async function main(): Promise<void> {
+async function start(): Promise<Running> {
   const dev = await startDev();
-  // `on` and a flag: npm and tsx forward the terminal's Ctrl-C that the process group got anyway,
-  // so one Ctrl-C arrives more than once; the repeats must not cut the orderly stop short.
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: stopping (server, worker, queues, Redis${dev.urls.simulator ? ', simulator' : ''})`);
-    dev.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error(`dev did not stop cleanly: ${(err as Error).message}`);
-        process.exit(1);
-      },
-    );
+  return {
+    close: () => dev.close(),
+    onSignal: (signal) => console.log(`${signal}: stopping (server, worker, queues, Redis${dev.urls.simulator ? ', simulator' : ''})`),
+    onStopped: (err) => {
+      if (err !== undefined) console.error(`dev did not stop cleanly: ${(err as Error).message}`);
+    },
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof RedisUnavailableError;
-    console.error(known ? (err as Error).message : `dev failed to start: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runUntilSignal('dev', start, { explained: (err) => err instanceof RedisUnavailableError });

@@ -2,32 +2,48 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
-import { ConfigError, loadGatewayConfig, type GatewayConfig } from '../config/env';
-import { createDuties } from '../duties/queues';
+import type Redis from 'ioredis';
+import { loadGatewayConfig, type GatewayConfig } from '../config/env';
+import { createDuties, type QueueDuties } from '../duties/queues';
 import { createEngine } from '../engine';
 import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
+import { createClosers, runUntilSignal, startWith, type Closers, type Running } from '../lib/lifecycle';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
-import { keysFor } from '../store/keys';
+import { keysFor, type Keys } from '../store/keys';
 import { closeRedis, createRedis } from '../store/redis';
-import { createSessionStore } from '../store/sessions';
-import { createTransactionStore } from '../store/transactions';
+import { createSessionStore, type SessionStore } from '../store/sessions';
+import { createTransactionStore, type TransactionStore } from '../store/transactions';
 import { createWalletClient } from '../wallet/client';
+import type { WalletClient } from '../wallet/protocol';
 import { hmacSigner } from '../wallet/signer';
 import { walletCallObserver } from '../observability/wallet-calls';
 
 /**
  * The gateway process (`npm start`): config → Redis → stores → wallet client → duties → app →
- * listen. One shutdown: stop accepting, let in-flight requests finish, then close the duties,
- * the wallet client and Redis, in that order.
+ * listen, each deferred on one closer stack right after it opened. One close, in reverse: stop
+ * accepting and let in-flight requests finish, then the duties' queues, the wallet client, Redis.
+ * A start that fails (a port in use) closes what it had opened and throws.
  */
 export interface RunningGateway {
   readonly url: string;
   readonly server: Server;
   readonly metrics: Metrics;
-  shutdown(): Promise<void>;
+  /** What the app runs on, for the process that embeds it (dev, tests) to look at. */
+  readonly parts: GatewayParts;
+  /** Server (draining) → queues → wallet client → Redis; once, every step even if one fails. */
+  close(): Promise<void>;
+}
+
+export interface GatewayParts {
+  readonly redis: Redis;
+  readonly keys: Keys;
+  readonly sessions: SessionStore;
+  readonly transactions: TransactionStore;
+  readonly duties: QueueDuties;
+  readonly wallet: WalletClient;
 }
 
 export interface GatewayOptions {
@@ -39,27 +55,40 @@ export interface GatewayOptions {
   readonly random?: () => number;
   /** In-flight requests get this long at shutdown before their connections are cut. */
   readonly drainTimeoutMs?: number;
+  /** The engine's clock; default Date.now. */
+  readonly clock?: () => number;
+  /** The wallet client; default the undici client built from the config (closed with the gateway either way). */
+  readonly wallet?: WalletClient;
 }
 
 /** In-flight requests get this long after SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
-/** After shutdown finished, the process leaves at the latest this long later. */
-const EXIT_GRACE_MS = 3_000;
 
 export async function startGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
+  const closers = createClosers((step, err) => logger.error({ err, step }, 'gateway close step failed'));
+  return startWith(closers, () => openGateway(config, logger, options, closers));
+}
+
+async function openGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions, closers: Closers): Promise<RunningGateway> {
   const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
+  closers.defer('redis', () => closeRedis(redis));
   const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
+  closers.defer('queue redis', () => closeRedis(bullRedis));
   const keys = keysFor(config.QUEUE_PREFIX);
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
   const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
-  const wallet = createWalletClient({
-    settings: config,
-    signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-    onCall: walletCallObserver(logger.child({ component: 'wallet' }), metrics),
-  });
+  const wallet =
+    options.wallet ??
+    createWalletClient({
+      settings: config,
+      signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
+      onCall: walletCallObserver(logger.child({ component: 'wallet' }), metrics),
+    });
+  closers.defer('wallet client', () => wallet.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
-  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
+  closers.defer('queues', () => duties.close());
+  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger });
   const demoGame = config.DEMO_GAME
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
@@ -69,27 +98,26 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, options.host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
   });
+  closers.defer('server', () => drain(server, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS));
   const { port } = server.address() as AddressInfo;
-
-  let closing: Promise<void> | undefined;
-  async function shutdown(): Promise<void> {
-    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Keep-alive connections with no request in flight would hold close() open.
-    server.closeIdleConnections();
-    const cut = setTimeout(() => server.closeAllConnections(), options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
-    await drained;
-    clearTimeout(cut);
-    await duties.close();
-    await wallet.close();
-    await Promise.all([closeRedis(redis), closeRedis(bullRedis)]);
-  }
 
   return {
     url: `http://127.0.0.1:${port}`,
     server,
     metrics,
-    shutdown: () => (closing ??= shutdown()),
+    parts: { redis, keys, sessions, transactions, duties, wallet },
+    close: () => closers.closeAll(),
   };
+}
+
+/** Stops accepting; requests in flight get `timeoutMs` before their connections are cut. */
+async function drain(server: Server, timeoutMs: number): Promise<void> {
+  const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Keep-alive connections with no request in flight would hold close() open.
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await drained;
+  clearTimeout(cut);
 }
 
 /** Log bytes gathered per stdout write (two lines per request: one write per ~dozen requests). */
@@ -158,64 +186,35 @@ function runPrimary(config: GatewayConfig, logger: Logger): void {
  */
 const HEAP_GROWING_PERCENT = 30;
 
-async function runServer(config: GatewayConfig, logger: Logger): Promise<void> {
+async function runServer(config: GatewayConfig, logger: Logger): Promise<Running> {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const gateway = await startGateway(config, logger);
   logger.info({ port: config.PORT }, 'gateway listening');
   logger.flush();
-
-  // `on`, not `once`: a process group signal and the primary's forward may both arrive, and a
-  // second SIGTERM without a listener would kill the drain.
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    gateway.shutdown().then(
-      () => {
-        logger.info('stopped');
-        logger.flush();
-        process.exitCode = 0;
-        // A cluster worker's IPC channel would hold it until the timer below.
-        if (cluster.isWorker) cluster.worker?.disconnect();
-        // Everything was closed; a straggling handle must not keep a stopped gateway alive.
-        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        logger.flush();
-        process.exitCode = 1;
-      },
-    );
+  return {
+    close: () => gateway.close(),
+    onSignal: (signal) => logger.info({ signal }, 'shutting down'),
+    onStopped: (err) => (err === undefined ? logger.info('stopped') : logger.error({ err }, 'shutdown failed')),
+    beforeExit: () => logger.flush(),
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
 }
 
-async function main(): Promise<void> {
-  let config: GatewayConfig;
-  try {
-    config = loadGatewayConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+/**
+ * GATEWAY_PROCESSES > 1: the primary forwards the signals to its workers and exits once they are
+ * gone (runPrimary); the stop that runUntilSignal starts waits for that exit.
+ */
+const primaryExitsByItself: Running = { close: () => new Promise<void>(() => undefined) };
+
+async function start(): Promise<Running> {
+  const config = loadGatewayConfig();
   if (config.GATEWAY_PROCESSES > 1 && cluster.isPrimary) {
     runPrimary(config, createLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
-    return;
+    return primaryExitsByItself;
   }
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway', bufferBytes: LOG_BUFFER_BYTES });
   // Buffered lines reach stdout at the latest this often (and at every flush below).
   setInterval(() => logger.flush(), LOG_FLUSH_MS).unref();
-  await runServer(config, logger);
+  return runServer(config, logger);
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runUntilSignal('gateway', start);

@@ -1,6 +1,4 @@
-import { freshSeed, parseSizes, usage, UsageError, type Sizes } from '../soak/cli';
-import { runScenario } from '../soak/run';
-import { childBaseEnv } from './demo';
+import { freshSeed, runCommand, type Sizes } from '../soak/cli';
 
 /**
  * `npm run soak`: 2 gateways and 2 workers on Redis with AOF (fsync always); the seeded engine
@@ -25,28 +23,4 @@ const DEFAULTS: Sizes = {
   logLevel: 'warn',
 };
 
-async function main(): Promise<number> {
-  const sizes = parseSizes(process.argv.slice(2), DEFAULTS);
-  if (sizes === 'help') {
-    console.log(usage('npm run soak --', DEFAULTS));
-    return 0;
-  }
-  const result = await runScenario({
-    ...sizes,
-    title: 'Soak reconciliation',
-    aof: true,
-    perPlayer: false,
-    baseEnv: childBaseEnv(),
-    out: (line) => console.log(line),
-    err: process.stderr,
-  });
-  return result.exitCode;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(err instanceof UsageError ? `${err.message}\n${usage('npm run soak --', DEFAULTS)}\n` : `soak failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(2);
-  },
-);
+runCommand({ invocation: 'npm run soak --', name: 'soak', title: 'Soak reconciliation', aof: true, perPlayer: false, defaults: DEFAULTS }, process.argv.slice(2));

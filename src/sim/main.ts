@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, SIM_DEFAULTS, loadSimConfig, simDefaultedVariables, type SimConfig } from '../config/env';
+import { runUntilSignal, type Running } from '../lib/lifecycle';
 import { startSimulator, type RunningSimulator } from './index';
 
 /**
@@ -14,7 +15,7 @@ function tlsFrom(config: SimConfig): { cert: Buffer; key: Buffer } | undefined {
   return { cert: readFileSync(config.SIM_TLS_CERT), key: readFileSync(config.SIM_TLS_KEY) };
 }
 
-async function main(): Promise<void> {
+async function start(): Promise<Running> {
   const config = loadSimConfig();
   for (const name of simDefaultedVariables()) {
     console.log(`${name} is unset: using the default ${JSON.stringify(SIM_DEFAULTS[name])}`);
@@ -40,18 +41,10 @@ async function main(): Promise<void> {
   if (chaos) console.log(`chaos on: seed ${chaos.seed}, rate ${chaos.rate}`);
   console.log(`admin API: ${sim.url}/__sim/ (see docs/simulator.md)`);
 
-  const stop = (signal: string): void => {
-    console.log(`${signal}: closing`);
-    sim.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+  return {
+    close: () => sim.close(),
+    onSignal: (signal) => console.log(`${signal}: closing`),
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : `simulator failed to start: ${(err as Error).message}`);
-  process.exit(1);
-});
+runUntilSignal('simulator', start);

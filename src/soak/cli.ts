@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { RunOptions } from './run';
+import { runScenario, type RunOptions } from './run';
 
 /**
  * Flags shared by `npm run demo` and `npm run soak`: every size is a flag, every default is the
@@ -93,4 +93,48 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
 /** A seed when none is given: printed with the result, so the run can be repeated. */
 export function freshSeed(): number {
   return Math.floor(Math.random() * 1_000_000);
+}
+
+/** How `npm run demo` and `npm run soak` differ besides their default sizes. */
+export interface Command {
+  /** e.g. `npm run soak --`, for the usage text. */
+  readonly invocation: string;
+  /** e.g. `soak`, for the failure line. */
+  readonly name: string;
+  readonly title: string;
+  readonly aof: boolean;
+  readonly perPlayer: boolean;
+  readonly defaults: Sizes;
+}
+
+/**
+ * Parses the flags, runs the scenario and exits: 0 when nothing was lost, doubled or drifted, 1
+ * otherwise, 2 for a bad flag or a run that could not be carried out.
+ */
+export function runCommand(command: Command, argv: readonly string[]): void {
+  const main = async (): Promise<number> => {
+    const sizes = parseSizes(argv, command.defaults);
+    if (sizes === 'help') {
+      console.log(usage(command.invocation, command.defaults));
+      return 0;
+    }
+    const result = await runScenario({
+      ...sizes,
+      title: command.title,
+      aof: command.aof,
+      perPlayer: command.perPlayer,
+      out: (line) => console.log(line),
+      err: process.stderr,
+    });
+    return result.exitCode;
+  };
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(
+        err instanceof UsageError ? `${err.message}\n${usage(command.invocation, command.defaults)}\n` : `${command.name} failed: ${err instanceof Error ? err.stack : String(err)}\n`,
+      );
+      process.exit(2);
+    },
+  );
 }

@@ -8,8 +8,10 @@ import { reconcile, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, type Killable } from './faults';
 import { isAccepted } from './history';
+import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
-import { nodeProcess, RedisServer, waitFor, type ManagedProcess } from './processes';
+import { RedisServer } from '../lib/redis-server';
+import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
 import { renderReport } from './report';
 import { ScriptedEngine } from './script';
@@ -41,8 +43,6 @@ export interface RunOptions {
   readonly logLevel: string;
   /** Keep the run directory (process logs) even when the run is clean. */
   readonly keepLogs: boolean;
-  /** PATH, HOME and the like for the children; nothing else of the caller's environment leaks in. */
-  readonly baseEnv: Readonly<Record<string, string>>;
   readonly out: (line: string) => void;
   readonly err: NodeJS.WriteStream;
 }
@@ -70,28 +70,22 @@ function isFinal(view: RecordView | null | undefined): boolean {
   return FINAL.has(view.state) && (view.compensation === null || FINAL.has(view.compensation.state));
 }
 
-/** Everything started here, so one call stops it all, and a dying parent leaves nothing behind. */
+/** Everything started here, so one call stops it all (a dying parent takes the children with it: lib/child). */
 class Cluster {
-  readonly processes: ManagedProcess[] = [];
+  readonly processes: Child[] = [];
   redis: RedisServer | undefined;
   sim: RunningSimulator | undefined;
-  private readonly onExit = (): void => this.killNow();
-
-  constructor() {
-    process.once('exit', this.onExit);
-  }
-
-  killNow(): void {
-    for (const p of this.processes) p.killNow();
-    this.redis?.killNow();
-  }
 
   async stop(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.stop()));
-    await this.redis?.stop();
+    await this.redis?.stop(2000);
     await this.sim?.close();
-    process.off('exit', this.onExit);
   }
+}
+
+/** A gateway or worker: TypeScript entry run by node with the tsx loader, its output in the run directory. */
+function nodeProcess(name: string, entry: string, env: Readonly<Record<string, string>>, logDir: string): Child {
+  return new Child({ name, args: tsEntry(entry), env, logFile: join(logDir, `${name}.log`) });
 }
 
 async function healthy(url: string): Promise<boolean> {
@@ -105,9 +99,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
   const cluster = new Cluster();
   let clean = false;
   try {
-    const redis = new RedisServer({ aof: o.aof, dir: runDir, port: await freePort(), baseEnv: o.baseEnv });
+    const redis = await RedisServer.start({ aof: o.aof ? 'always' : 'off', dir: join(runDir, 'redis'), logFile: join(runDir, 'redis.log') });
     cluster.redis = redis;
-    await redis.start();
     const sim = await startSimulator({
       basicUser: CREDENTIALS.WALLET_BASIC_USER,
       basicPassword: CREDENTIALS.WALLET_BASIC_PASSWORD,
@@ -117,7 +110,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     cluster.sim = sim;
 
     const env: Record<string, string> = {
-      ...o.baseEnv,
+      // PATH, HOME and the like; nothing else of the caller's environment leaks into the children.
+      ...baseEnv(),
       ...CREDENTIALS,
       REDIS_URL: redis.url,
       QUEUE_PREFIX: `wgw-run-${o.seed}-${randomBytes(3).toString('hex')}`,
@@ -139,17 +133,15 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       cluster.processes.push(p);
       gatewayUrls.push(url);
       const up = async (): Promise<void> => {
-        p.start();
-        await waitFor(`${p.name} answering /healthz`, () => healthy(url), 60_000, () => p.isRunning()).catch((err: Error) => {
-          throw new Error(`${err.message}\n${p.tail()}`);
-        });
+        await p.start();
+        await waitFor(`${p.name} answering /healthz`, () => healthy(url), 60_000, { intervalMs: 50, alive: () => p.isRunning(), context: () => p.output(4000) });
       };
-      killables.push({ name: p.name, kill: () => p.kill(), restart: up });
+      killables.push({ name: p.name, kill: async () => void (await p.kill()), restart: up });
     }
     for (let i = 0; i < o.workers; i += 1) {
       const p = nodeProcess(`worker-${i + 1}`, 'workers/main.ts', env, runDir);
       cluster.processes.push(p);
-      killables.push({ name: p.name, kill: () => p.kill(), restart: async () => p.start() });
+      killables.push({ name: p.name, kill: async () => void (await p.kill()), restart: () => p.start() });
     }
     await Promise.all(killables.map((k) => k.restart()));
 

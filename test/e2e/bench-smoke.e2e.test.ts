@@ -1,17 +1,18 @@
 import Redis from 'ioredis';
 import { runLoad } from '../../bench/load';
-import { startService, waitUntil, type Service } from '../../bench/processes';
 import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders } from '../../bench/requests';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { Child, baseEnv, tsEntry } from '../../src/lib/child';
 import { freePort } from '../../src/lib/free-port';
+import { waitFor } from '../../src/lib/wait-for';
 
 /**
  * The bench's plumbing, once and small: the reference server as a child process against the
  * simulator, one bet driven through the bench's autocannon driver. No timing is asserted.
  */
 let sim: RunningSimulator;
-let ref: Service;
+let ref: Child;
 let url: string;
 const prefix = testPrefix('bench');
 const player = identities(1, 'smoke')[0] as (ReturnType<typeof identities>)[number];
@@ -27,10 +28,11 @@ beforeAll(async () => {
 
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  ref = startService(
-    'reference server',
-    ['--import', 'tsx', 'bench/reference-server.ts'],
-    {
+  ref = new Child({
+    name: 'reference server',
+    args: tsEntry('bench/reference-server.ts'),
+    env: {
+      ...baseEnv(),
       PORT: String(port),
       REDIS_URL: redisUrl(),
       QUEUE_PREFIX: prefix,
@@ -42,9 +44,9 @@ beforeAll(async () => {
       ENGINE_API_KEY: CREDENTIALS.engineKey,
       GATEWAY_PROCESSES: '1',
     },
-    true,
-  );
-  await waitUntil('reference server', async () => (await fetch(`${url}/healthz`)).status === 200, 20_000, ref);
+  });
+  await ref.start();
+  await waitFor('reference server', async () => (await fetch(`${url}/healthz`)).status === 200, 20_000, { alive: () => ref.isRunning(), context: () => ref.output() });
 }, 30_000);
 
 afterAll(async () => {

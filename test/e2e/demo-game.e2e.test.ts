@@ -1,17 +1,18 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PLAYER, startDev, type RunningDev } from '../../src/main/dev';
+import { mulberry32 } from '../../src/sim/faults';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { CHROMIUM } from '../support/system-packages';
 
 /**
- * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless): the dev stack runs in
- * this process on free ports with its own prefix; the page is driven like a person would.
+ * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless; the e2e project's setup
+ * installs it when missing): the dev stack runs in this process on free ports with its own prefix;
+ * the page is driven like a person would.
  */
 jest.setTimeout(90_000);
 
-/** Debian's package (CI installs it, .ci/run); CHROMIUM_PATH for another machine's build. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -25,18 +26,6 @@ const CHROMIUM_ARGS = [
 const SCREENSHOT = join(__dirname, '..', 'artifacts', 'demo-game.png');
 const STEP_TIMEOUT_MS = 15_000;
 
-/** mulberry32: a fixed seed makes the spins the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const prefix = testPrefix('demogame');
 let dev: RunningDev;
 let browser: Browser;
@@ -44,11 +33,11 @@ let page: Page;
 const authorizationsSent: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
   dev = await startDev({
     env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, PORT: '0', SIM_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     print: () => undefined,
-    random: seeded(20),
+    // A fixed seed makes the spins the same on every run.
+    random: mulberry32(20),
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 640, height: 900 } });

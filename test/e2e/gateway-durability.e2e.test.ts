@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Code } from '../../src/wallet/codes';
-import { spawnEntry, startWorkerProcess, type Child } from '../support/processes';
+import type { Child } from '../../src/lib/child';
+import { spawnEntry, startWorkerProcess } from '../support/processes';
 import { freePort } from '../../src/lib/free-port';
-import { callsFor, createHarness, type Harness } from '../support/worker-harness';
+import { callsFor, startHarness, type Harness } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 /**
  * The gateway as a real process (src/main/gateway.ts): once it answered 202 for a win, the credit
@@ -13,7 +15,7 @@ let h: Harness;
 const children: Child[] = [];
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'e2egw', env: { WALLET_TIMEOUT_MS: '1000' } });
+  h = await startHarness({ label: 'e2egw', env: { WALLET_TIMEOUT_MS: '1000' } });
 });
 
 afterAll(async () => {
@@ -33,7 +35,7 @@ async function post(base: string, path: string, body: unknown): Promise<{ status
 describe('gateway process', () => {
   it('SIGKILL right after a 202 win: a worker started later credits it exactly once', async () => {
     const port = await freePort();
-    const gateway = spawnEntry('src/main/gateway.ts', { ...h.env, PORT: String(port), ENGINE_API_KEY: ENGINE_KEY, LOG_LEVEL: 'info' });
+    const gateway = await spawnEntry('src/main/gateway.ts', { ...h.env, PORT: String(port), ENGINE_API_KEY: ENGINE_KEY, LOG_LEVEL: 'info' });
     children.push(gateway);
     await gateway.waitForOutput('gateway listening');
     const base = `http://127.0.0.1:${port}`;
@@ -60,7 +62,7 @@ describe('gateway process', () => {
 
     expect(callsFor(h.sim, winId)).toHaveLength(1);
     children.push(await startWorkerProcess(h.env));
-    await h.waitFor('credit applied', async () => (await h.store.get(winId))?.state === 'succeeded', 30_000);
+    await waitFor('credit applied', async () => (await h.store.get(winId))?.state === 'succeeded', 30_000);
     expect(h.sim.ledger.appliedCount(winId)).toBe(1);
     expect(callsFor(h.sim, winId)).toHaveLength(3);
     expect(h.sim.ledger.balanceOf(player)).toBe((start - 10 + 30).toFixed(2));

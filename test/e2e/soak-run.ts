@@ -1,18 +1,11 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { Child, tsEntry } from '../../src/lib/child';
 
 /** Runs `src/main/<entry>.ts` as `npm run demo`/`soak` would (node + tsx), collecting its output. */
-export function runEntry(entry: 'demo' | 'soak', args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const root = resolve(__dirname, '..', '..');
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `src/main/${entry}.ts`, ...args], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  });
+export async function runEntry(entry: 'demo' | 'soak', args: readonly string[]): Promise<{ code: number | null; stdout: string; output: string }> {
+  const child = new Child({ name: entry, args: [...tsEntry(`src/main/${entry}.ts`), ...args], env: process.env });
+  await child.start();
+  const code = await child.exited;
+  return { code, stdout: child.stdout(), output: child.output() };
 }
 
 export function lastLine(text: string): string {

@@ -1,8 +1,10 @@
 import { retryJobId } from '../../src/duties/queues';
 import { Code } from '../../src/wallet/codes';
 import { keysFor } from '../../src/store/keys';
-import { spawnEntry, startWorkerProcess, type Child } from '../support/processes';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import type { Child } from '../../src/lib/child';
+import { spawnEntry, startWorkerProcess } from '../support/processes';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 /**
  * Workers as real child processes (workers/main.ts through tsx), killed with SIGKILL or stopped
@@ -19,7 +21,7 @@ async function worker(overrides: Record<string, string> = {}): Promise<Child> {
 }
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'e2eworker', env: { WALLET_TIMEOUT_MS: '1000', SWEEP_INTERVAL_MS: '2000' } });
+  h = await startHarness({ label: 'e2eworker', env: { WALLET_TIMEOUT_MS: '1000', SWEEP_INTERVAL_MS: '2000' } });
   player = await h.newPlayer();
 });
 
@@ -32,11 +34,6 @@ afterAll(async () => {
   await h.close();
 });
 
-const inState = (id: string, state: string, timeoutMs = 30_000) =>
-  h.waitFor(`${id} ${state}`, async () => {
-    const record = await h.store.get(id);
-    return record?.state === state ? record : undefined;
-  }, timeoutMs);
 
 describe('worker processes', () => {
   it('a worker SIGKILLed while a credit waits between retries: another worker finishes it, credited once', async () => {
@@ -47,12 +44,12 @@ describe('worker processes', () => {
 
     const first = await worker();
     // Its first retry went out and was answered 12; the job now waits in Redis for retry 2.
-    await h.waitFor('second attempt settled', async () => (await h.store.get(id))?.history.length === 2 && (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await waitFor('second attempt settled', async () => (await h.store.get(id))?.history.length === 2 && (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
     await first.kill('SIGKILL');
     expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: 2 });
 
     await worker();
-    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 4, history: [12, 12, 12, 1] });
+    expect(await h.inState(id, 'succeeded', 30_000)).toMatchObject({ attempts: 4, history: [12, 12, 12, 1] });
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
     expect(callsFor(h.sim, id)).toHaveLength(4);
   }, 60_000);
@@ -66,14 +63,14 @@ describe('worker processes', () => {
     await h.settleInline(player, 'credit', bet, { id });
 
     const first = await worker({ WALLET_TIMEOUT_MS: '1500' });
-    await h.waitFor('worker call applied', async () => callsFor(h.sim, id).some((c) => c.applied));
+    await waitFor('worker call applied', async () => callsFor(h.sim, id).some((c) => c.applied));
     // The try was recorded before it went out.
     expect(await h.store.get(id)).toMatchObject({ attempts: 2, history: [12, 'unknown'] });
     await first.kill('SIGKILL');
 
     await worker({ WALLET_TIMEOUT_MS: '1500' });
     // Back to wait once the dead worker's lock ran out (lockDuration 8 s here), then retried.
-    const record = await inState(id, 'succeeded', 45_000);
+    const record = await h.inState(id, 'succeeded', 45_000);
     expect(record).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
   }, 70_000);
@@ -88,7 +85,7 @@ describe('worker processes', () => {
       await h.settleInline(player, 'credit', bet, { id, amount: '2.00' });
       ids.push(id);
     }
-    for (const id of ids) await inState(id, 'succeeded');
+    for (const id of ids) await h.inState(id, 'succeeded', 30_000);
     for (const id of ids) {
       expect(h.sim.ledger.appliedCount(id)).toBe(1);
       expect(callsFor(h.sim, id)).toHaveLength(3);
@@ -104,7 +101,7 @@ describe('worker processes', () => {
     await h.settleInline(player, 'credit', bet, { id });
 
     const child = await worker();
-    await h.waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
+    await waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
     expect(await child.kill('SIGTERM')).toBe(0);
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
     expect(child.output()).toContain('"msg":"worker stopped"');
@@ -128,9 +125,9 @@ describe('worker processes', () => {
     await h.settleInline(player, 'credit', bet, { id });
     try {
       // Not startWorkerProcess: the signal goes as soon as the job's call is out, start finished or not.
-      const child = spawnEntry('workers/main.ts', { ...h.env, LOG_LEVEL: 'info' });
+      const child = await spawnEntry('workers/main.ts', { ...h.env, LOG_LEVEL: 'info' });
       children.push(child);
-      await h.waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
+      await waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
       expect(await child.kill('SIGTERM')).toBe(0);
       expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
       expect(h.sim.ledger.appliedCount(id)).toBe(1);

@@ -1,4 +1,5 @@
-import { engine, launch, startHarness, uniqueId, until, type Harness } from '../support/gateway-harness';
+import { waitFor } from '../../src/lib/wait-for';
+import { engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
 
 let h: Harness;
 
@@ -58,7 +59,7 @@ describe('idempotency', () => {
     const id = uniqueId('bet');
     const args = { round_id: 'r', transaction_id: id, amount: '1' };
     const first = engine(h, `/sessions/${sessionId}/bet`, args).then((r) => r);
-    await until(async () => (await h.transactions.get(id)) !== undefined);
+    await waitFor(`${id} claimed`, async () => (await h.transactions.get(id)) !== undefined);
     const dup = await engine(h, `/sessions/${sessionId}/bet`, args);
     expect(dup.status).toBe(409);
     expect(dup.body.error.code).toBe('IN_PROGRESS');

@@ -117,8 +117,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway.shutdown();
-  await closedGateway.shutdown();
+  await gateway.close();
+  await closedGateway.close();
   await deletePrefix(prefix);
   await closeRedis(redis);
   await sim.close();

@@ -14,6 +14,7 @@ import { createTransactionStore } from '../../src/store/transactions';
 import { createWalletClient } from '../../src/wallet/client';
 import { hmacSigner } from '../../src/wallet/signer';
 import type { WalletClient } from '../../src/wallet/protocol';
+import { waitFor } from '../../src/lib/wait-for';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
 const prefix = testPrefix('operators-health');
@@ -48,15 +49,6 @@ function appWith(options: { redis: Redis; cacheMs?: number }) {
   const app = express();
   app.use(createOperatorRouter({ readiness, metrics, queueMetrics, logger: silent }));
   return app;
-}
-
-/** Polls until `probe` holds or the deadline passes (the cache and the wallet answer asynchronously). */
-async function until(probe: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 beforeAll(async () => {
@@ -130,7 +122,7 @@ describe('GET /readyz', () => {
     const app = appWith({ redis, cacheMs: 100 });
     await request(app).get('/readyz').expect(200);
     sim.faults.unhealthy(true);
-    await until(async () => (await request(app).get('/readyz')).status === 503);
+    await waitFor('readyz 503', async () => (await request(app).get('/readyz')).status === 503, 5000);
   });
 });
 

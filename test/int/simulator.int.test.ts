@@ -14,7 +14,7 @@ import {
   type StatusFields,
 } from '../../src/wallet/protocol';
 import { basicAuthHeader, hmacSigner } from '../../src/wallet/signer';
-import { selfSignedCert } from '../support/tls';
+import { selfSignedCert } from '../../src/lib/self-signed-cert';
 
 const USER = 'sim-user';
 const PASSWORD = 'sim-password';

@@ -58,7 +58,7 @@ afterEach(async () => {
   await worker?.close();
   worker = undefined;
   await client.close();
-  await gateway.shutdown();
+  await gateway.close();
   await sim.close();
   await deletePrefix(prefix);
 });

@@ -10,7 +10,7 @@ import { createWalletClient } from '../../src/wallet/client';
 import { Code, walletHttpStatus } from '../../src/wallet/codes';
 import { encodeRequest, type SessionFields, type WalletCallEvent, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
 import { hmacSigner } from '../../src/wallet/signer';
-import { selfSignedCert } from '../support/tls';
+import { selfSignedCert } from '../../src/lib/self-signed-cert';
 
 const USER = 'gateway-test';
 const PASSWORD = 'test-password';

@@ -4,14 +4,15 @@ import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let player: Player;
 
 beforeAll(async () => {
   // A short deadline for the inline debit that meets a hung answer.
-  h = await createHarness({ label: 'wcomp', env: { WALLET_TIMEOUT_MS: '400' } });
+  h = await startHarness({ label: 'wcomp', env: { WALLET_TIMEOUT_MS: '400' } });
   await h.startWorker();
   player = await h.newPlayer();
 });
@@ -25,7 +26,7 @@ afterAll(async () => {
 const balance = () => h.sim.ledger.balanceOf(player.fields.player_id)!;
 
 const debitSettled = (id: string) =>
-  h.waitFor(`debit ${id} settled`, async () => {
+  waitFor(`debit ${id} settled`, async () => {
     const record = await h.store.get(id);
     return record !== undefined && record.state !== 'compensating' ? record : undefined;
   }, 20_000);

@@ -1,11 +1,12 @@
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
-import { createHarness, newId, type Harness } from '../support/worker-harness';
+import { startHarness, newId, type Harness } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wmetrics' });
+  h = await startHarness({ label: 'wmetrics' });
 });
 
 afterAll(async () => {
@@ -13,10 +14,20 @@ afterAll(async () => {
 });
 
 describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
-  it('is not opened when the variable is unset', async () => {
-    const worker = await h.startWorker();
-    expect(worker.metricsUrl).toBeUndefined();
-    await worker.close();
+  describe('when unset', () => {
+    let worker: RunningWorker;
+
+    beforeAll(async () => {
+      worker = await h.startWorker();
+    });
+
+    afterAll(async () => {
+      await worker.close();
+    });
+
+    it('is not opened', () => {
+      expect(worker.metricsUrl).toBeUndefined();
+    });
   });
 
   describe('when set', () => {
@@ -43,7 +54,7 @@ describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
       // The inline attempt and the worker's first retry fail; the worker's second retry takes it.
       h.sim.faults.failNext('credit', 2, Code.InternalServiceError, { transactionId: id });
       expect((await h.settleInline(player, 'credit', bet, { id })).next).toBe('retry');
-      await h.waitFor(`${id} settled`, async () => (await h.store.get(id))?.state === 'succeeded');
+      await waitFor(`${id} settled`, async () => (await h.store.get(id))?.state === 'succeeded');
 
       const res = await fetch(`${url}/metrics`);
       expect(res.status).toBe(200);

@@ -2,23 +2,26 @@ import { retryJobId } from '../../src/duties/queues';
 import { retryDelayMs } from '../../src/duties/retry-policy';
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let worker: RunningWorker;
 let player: Player;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wretry' });
+  h = await startHarness({ label: 'wretry' });
   worker = await h.startWorker();
   player = await h.newPlayer();
 });
+
+afterEach(() => h.sim.faults.clear());
 
 afterAll(async () => {
   await h.close();
 });
 
-const settled = (id: string) => h.waitFor(`${id} final`, async () => {
+const settled = (id: string) => waitFor(`${id} final`, async () => {
   const record = await h.store.get(id);
   return record !== undefined && record.state !== 'pending' ? record : undefined;
 }, 25_000);
@@ -69,7 +72,6 @@ describe('credit retries on the spec schedule', () => {
     // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ
     const job = await h.duties.queues.retry.getJob(retryJobId(id));
     expect(await job?.getState()).toBe('failed');
-    h.sim.faults.clear();
   });
 
   it('stops after 10 retries of 12: exactly 11 attempts, then dead', async () => {
@@ -84,7 +86,6 @@ describe('credit retries on the spec schedule', () => {
     expect(callsFor(h.sim, id)).toHaveLength(11);
     const measured = gaps(id);
     measured.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(retryDelayMs(i + 1, 'ms') - 2));
-    h.sim.faults.clear();
   }, 40_000);
 
   it('ends at once on a code outside the retry list: dead, since the engine was answered (never failed)', async () => {

@@ -4,30 +4,33 @@ import { redrive } from '../../src/duties/redrive';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
 import type { RunningWorker } from '../../workers/worker';
-import { callsFor, createHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
+import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let worker: RunningWorker;
 let player: Player;
 
 beforeAll(async () => {
-  h = await createHarness({ label: 'wupkeep', env: { WALLET_TIMEOUT_MS: '400' } });
+  h = await startHarness({ label: 'wupkeep', env: { WALLET_TIMEOUT_MS: '400' } });
   worker = await h.startWorker();
   player = await h.newPlayer();
 });
 
-afterEach(() => h.sim.faults.clear());
+/** A worker one test starts beside the file's own; closed after that test. */
+let extraWorker: RunningWorker | undefined;
+
+afterEach(async () => {
+  h.sim.faults.clear();
+  await extraWorker?.close();
+  extraWorker = undefined;
+});
 
 afterAll(async () => {
   await h.close();
 });
 
 const balance = (p: Player = player) => h.sim.ledger.balanceOf(p.fields.player_id)!;
-const inState = (id: string, state: string, timeoutMs = 20_000) =>
-  h.waitFor(`${id} ${state}`, async () => {
-    const record = await h.store.get(id);
-    return record?.state === state ? record : undefined;
-  }, timeoutMs);
 
 describe('sweeper', () => {
   it('re-queues a pending credit that has no job behind it', async () => {
@@ -36,7 +39,7 @@ describe('sweeper', () => {
     const claimed = await h.claimOnly(player, 'credit', bet, { leaseMs: -1 });
     await worker.sweepNow();
     // The lost inline call may have reached the wallet: it counts as one try of unknown outcome.
-    expect(await inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 2, history: ['unknown', 1], lastWalletCode: 1 });
+    expect(await h.inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 2, history: ['unknown', 1], lastWalletCode: 1 });
     expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
   });
 
@@ -65,7 +68,7 @@ describe('sweeper', () => {
     expect(balance()).not.toBe(start);
 
     await worker.sweepNow();
-    const debit = await inState(id, 'succeeded');
+    const debit = await h.inState(id, 'succeeded');
     expect(debit).toMatchObject({ attempts: 1, lastWalletCode: 1, compensationId: null });
     expect(callsFor(h.sim, id, 'status')).toHaveLength(1);
     expect(h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === id)).toHaveLength(0);
@@ -76,7 +79,7 @@ describe('sweeper', () => {
     const start = balance();
     const { id } = await debitInDoubt('6.00');
     await worker.sweepNow();
-    const debit = await inState(id, 'compensated');
+    const debit = await h.inState(id, 'compensated');
     expect(debit).toMatchObject({ attempts: 1, history: ['unknown'] });
     expect(callsFor(h.sim, id, 'status').length).toBeGreaterThanOrEqual(1);
     expect(balance()).toBe(start);
@@ -99,7 +102,7 @@ describe('sweeper', () => {
     const crashedAt = Date.now();
 
     await worker.sweepNow();
-    expect(await inState(id, 'succeeded')).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
+    expect(await h.inState(id, 'succeeded')).toMatchObject({ attempts: 3, history: [12, 'unknown', 1] });
     const last = callsFor(h.sim, id).at(-1)!;
     expect(last.at - crashedAt).toBeGreaterThanOrEqual(477 - 5);
   });
@@ -112,12 +115,12 @@ describe('sweeper', () => {
     const callsBefore = callsFor(h.sim, id).length;
 
     await worker.sweepNow();
-    await h.waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     // The first run settles its attempt; the held run then finds nothing to do.
     const inFlight = (await h.store.get(id))!;
     expect(await h.store.settle(inFlight, { state: 'succeeded', expect: ['pending'], attempts: 2, history: [12, 1], inFlightUntil: null })).toBe(true);
-    await h.waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
+    await waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
   });
@@ -136,11 +139,12 @@ describe('redrive', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await inState(id, 'dead');
-    expect(await h.duties.queues.retry.getJobState(retryJobId(id))).toBe('failed');
+    await h.inState(id, 'dead');
+    // The record is dead before BullMQ has moved the job from active to failed.
+    await waitFor(`${id} job failed`, async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'failed', 5000);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'redriven', transactionId: id });
-    const record = await inState(id, 'succeeded');
+    const record = await h.inState(id, 'succeeded');
     expect(record).toMatchObject({ attempts: 5, history: [Code.Success], lastWalletCode: Code.Success });
     expect((await h.store.listDead(0, 1000)).ids).not.toContain(id);
     expect(h.sim.ledger.appliedCount(id)).toBe(1);
@@ -154,14 +158,14 @@ describe('redrive', () => {
     h.sim.faults.failNext('rollback', 4, Code.TransactionNotFound);
     const { debit, compensationId } = await h.refusedDebit(player);
 
-    const dead = await inState(compensationId, 'dead');
+    const dead = await h.inState(compensationId, 'dead');
     expect(dead).toMatchObject({ attempts: 4, lastWalletCode: Code.TransactionNotFound });
     expect(dead.note).toMatch(/debit applied/);
     expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'dead' });
     expect(callsFor(h.sim, debit.transactionId, 'status')).toHaveLength(1);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, debit.transactionId)).toEqual({ kind: 'redriven', transactionId: compensationId });
-    await inState(debit.transactionId, 'compensated');
+    await h.inState(debit.transactionId, 'compensated');
     expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 5 });
     expect(balance()).toBe(start);
   });
@@ -177,8 +181,8 @@ describe('dead-check', () => {
     h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: never });
     await h.settleInline(player, 'credit', bet1, { id: applied });
     await h.settleInline(player, 'credit', bet2, { id: never });
-    const record = await inState(applied, 'dead');
-    await inState(never, 'dead');
+    const record = await h.inState(applied, 'dead');
+    await h.inState(never, 'dead');
     // The wallet takes the very same request late (e.g. an answer lost on the way back).
     expect((await h.wallet.send('credit', record.walletBody)).kind).toBe('ok');
 
@@ -196,13 +200,12 @@ describe('dead-check', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await inState(id, 'dead');
-    const old = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' });
+    await h.inState(id, 'dead');
+    const old = (extraWorker = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' }));
     await new Promise((r) => setTimeout(r, 5));
     const before = callsFor(h.sim, id, 'status').length;
     await old.deadCheckNow();
     expect(callsFor(h.sim, id, 'status')).toHaveLength(before);
-    await old.close();
   });
 });
 
@@ -219,7 +222,7 @@ describe('sessions', () => {
     await h.duties.enqueueTerminate(p.session.tokenRef);
     await h.duties.enqueueTerminate(p.session.tokenRef);
 
-    await h.waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
+    await waitFor('session ended', async () => (await h.sessions.get(p.session.sessionId))?.state === 'ended');
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 4 });
     const calls = h.sim.calls();
     const credited = calls.find((c) => c.transactionId === id && c.code === Code.Success)!;
@@ -249,7 +252,7 @@ describe('sessions', () => {
     const win2 = await h.settleInline(relaunched, 'credit', bet2);
     expect(win2.next).toBe('settle');
 
-    await inState(id, 'succeeded');
+    await h.inState(id, 'succeeded');
     const sent = callsFor(h.sim, id, 'credit');
     expect(sent).toHaveLength(4);
     expect(sent.every((c) => c.rawBody === original && c.body?.token === player.fields.token)).toBe(true);

@@ -1,29 +1,25 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type Redis from 'ioredis';
 import request from 'supertest';
-import { createDuties, type QueueDuties } from '../../src/duties/queues';
-import { createEngine, type EngineConfig } from '../../src/engine';
-import { createApp } from '../../src/http/app';
+import { loadGatewayConfig } from '../../src/config/env';
+import type { QueueDuties } from '../../src/duties/queues';
 import { jsonNumber, stringifyJson } from '../../src/lib/json';
-import { walletCallObserver } from '../../src/observability/wallet-calls';
+import { createClosers, startWith } from '../../src/lib/lifecycle';
+import { startGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
-import { keysFor, type Keys } from '../../src/store/keys';
-import { closeRedis, createRedis } from '../../src/store/redis';
-import { createSessionStore, type SessionStore } from '../../src/store/sessions';
-import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
-import { createWalletClient } from '../../src/wallet/client';
+import type { Keys } from '../../src/store/keys';
+import type { SessionStore } from '../../src/store/sessions';
+import type { TransactionStore } from '../../src/store/transactions';
 import type { WalletClient } from '../../src/wallet/protocol';
-import { hmacSigner } from '../../src/wallet/signer';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
 
 /**
- * A gateway app over real Redis (own prefix) and the real simulator over HTTP, with the real
- * BullMQ duties (no worker runs, so queued jobs stay put for the test to look at) and its log
- * lines captured in memory.
+ * The real gateway (startGateway, as `npm start` wires it) on a loopback port over real Redis (own
+ * prefix) and the real simulator over HTTP, with the real BullMQ duties (no worker runs, so queued
+ * jobs stay put for the test to look at) and its log lines captured in memory.
  */
 export const API_KEY = 'test-engine-key-0123456789';
 const USER = 'gw-test';
@@ -44,91 +40,73 @@ export interface Harness {
   readonly url: string;
   /** Every log line written so far (raw JSON text). */
   readonly logs: string[];
+  /** The gateway, the prefix's keys, the simulator: every step, in that order. */
   close(): Promise<void>;
 }
 
 export interface HarnessOptions {
   label: string;
-  config?: Partial<EngineConfig>;
-  walletTimeoutMs?: number;
+  /** Gateway environment over the harness's own (e.g. WALLET_TIMEOUT_MS, MULTI_BET_GAMES). */
+  env?: Record<string, string>;
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const prefix = testPrefix(options.label);
-  const keys = keysFor(prefix);
-  const sim = await startSimulator({ basicUser: USER, basicPassword: PASSWORD, signingSecret: SECRET, currencyDigits: { JPY: 0, BHD: 3 } });
-  const redis = createRedis(redisUrl());
-  const bullRedis = createRedis(redisUrl(), { forBullmq: true });
-  const logs: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      logs.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const logger = createLogger({ level: 'debug', name: 'gateway-test', destination });
-  const metrics = createMetrics({ defaultMetrics: false });
-  const timeout = options.walletTimeoutMs ?? 2000;
-  const wallet = createWalletClient({
-    settings: {
+  const closers = createClosers();
+  return startWith(closers, async () => {
+    const sim = await startSimulator({ basicUser: USER, basicPassword: PASSWORD, signingSecret: SECRET, currencyDigits: { JPY: 0, BHD: 3 } });
+    closers.defer('simulator', () => sim.close());
+    closers.defer('prefix', () => deletePrefix(prefix));
+    const logs: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logs.push(chunk.toString('utf8'));
+        callback();
+      },
+    });
+    const config = loadGatewayConfig({
+      PORT: '0',
+      REDIS_URL: redisUrl(),
+      QUEUE_PREFIX: prefix,
       WALLET_BASE_URL: sim.url,
       WALLET_BASIC_USER: USER,
       WALLET_BASIC_PASSWORD: PASSWORD,
       WALLET_SIGNING_SECRET: SECRET,
-      WALLET_SIGNATURE_ALGO: 'sha256',
-      WALLET_SIGNATURE_ENCODING: 'hex',
-      WALLET_TIMEOUT_MS: timeout,
-      WALLET_CONNECTIONS: 32,
-      WALLET_HTTP2: true,
-      WALLET_TLS_INSECURE: false,
-      walletHostHeader: new URL(sim.url).host,
-    },
-    signer: hmacSigner(SECRET, 'sha256', 'hex'),
-    onCall: walletCallObserver(logger, metrics),
+      WALLET_TIMEOUT_MS: '2000',
+      WALLET_CONNECTIONS: '32',
+      PROVIDER_ID: '18446744073709551615',
+      ENGINE_API_KEY: API_KEY,
+      GAME_URL_TEMPLATE: 'https://games.example/play?session={session_id}&game={game_id}',
+      CURRENCY_DIGITS: 'JPY:0,BHD:3',
+      MULTI_BET_GAMES: 'multi-game',
+      RETRY_DELAY_UNIT: 'ms',
+      SESSION_TTL_SECONDS: '3600',
+      RECORD_RETENTION_SECONDS: '3600',
+      GATEWAY_PROCESSES: '1',
+      LOG_LEVEL: 'debug',
+      ...options.env,
+    });
+    const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway-test', destination });
+    // No drain: a test's request still hanging at the end is cut at once.
+    const gateway = await startGateway(config, logger, { host: '127.0.0.1', metrics: createMetrics({ defaultMetrics: false }), drainTimeoutMs: 0 });
+    closers.defer('gateway', () => gateway.close());
+    const { redis, keys, sessions, transactions, duties, wallet } = gateway.parts;
+    return {
+      prefix,
+      keys,
+      sim,
+      redis,
+      sessions,
+      transactions,
+      duties,
+      wallet,
+      metrics: gateway.metrics,
+      server: gateway.server,
+      url: gateway.url,
+      logs,
+      close: () => closers.closeAll(),
+    };
   });
-  const sessions = createSessionStore(redis, keys, 3600);
-  const transactions = createTransactionStore(redis, keys, 3600);
-  const duties = createDuties({ connection: bullRedis, prefix });
-  const config: EngineConfig = {
-    PROVIDER_ID: '18446744073709551615',
-    GAME_URL_TEMPLATE: 'https://games.example/play?session={session_id}&game={game_id}',
-    CURRENCY_DIGITS: { JPY: 0, BHD: 3 },
-    DEFAULT_CURRENCY_DIGITS: 2,
-    MULTI_BET_GAMES: ['multi-game'],
-    RETRY_DELAY_UNIT: 'ms',
-    WALLET_TIMEOUT_MS: timeout,
-    RECORD_RETENTION_SECONDS: 3600,
-    ...options.config,
-  };
-  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
-  const app = createApp({ engine, engineApiKey: API_KEY, logger, metrics });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    prefix,
-    keys,
-    sim,
-    redis,
-    sessions,
-    transactions,
-    duties,
-    wallet,
-    metrics,
-    server,
-    url,
-    logs,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await duties.close();
-      await wallet.close();
-      await sim.close();
-      await deletePrefix(prefix);
-      await Promise.all([closeRedis(redis), closeRedis(bullRedis)]);
-    },
-  };
 }
 
 /** JSON with `amount` (given as decimal text) written as a raw JSON number. */
@@ -182,13 +160,4 @@ export function engine(h: Harness, path: string, raw: string | Record<string, un
 
 export async function txKeyCount(h: Harness): Promise<number> {
   return (await h.redis.keys(`${h.prefix}:tx:*`)).length;
-}
-
-/** Waits for a condition with a deadline instead of sleeping a fixed time. */
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

@@ -1,5 +1,5 @@
-import type { RunningRedis } from './redis-server';
+import type { AvailableRedis } from '../../src/lib/redis-server';
 
 export default async function globalTeardown(): Promise<void> {
-  await (globalThis as { __testRedis?: RunningRedis }).__testRedis?.stop();
+  await (globalThis as { __testRedis?: AvailableRedis }).__testRedis?.stop();
 }

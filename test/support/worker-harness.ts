@@ -1,27 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { loadWorkerConfig, type WorkerConfig } from '../../src/config/env';
-import { createDuties, type QueueDuties } from '../../src/duties/queues';
+import { loadGatewayConfig, loadWorkerConfig, type WorkerConfig } from '../../src/config/env';
+import type { QueueDuties } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { compensationFor } from '../../src/duties/compensation';
+import { createClosers, startWith, type Closers } from '../../src/lib/lifecycle';
 import { toMinor } from '../../src/lib/money';
+import { waitFor } from '../../src/lib/wait-for';
+import { startGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
-import { keysFor } from '../../src/store/keys';
-import { closeRedis, createRedis } from '../../src/store/redis';
-import { createSessionStore, type SessionStore } from '../../src/store/sessions';
-import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
+import { createMetrics } from '../../src/observability/metrics';
+import type { SessionStore } from '../../src/store/sessions';
+import type { TransactionStore } from '../../src/store/transactions';
 import type { NewTransaction, Session, TransactionRecord } from '../../src/store/types';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
-import { createWalletClient } from '../../src/wallet/client';
 import { encodeRequest, type SessionFields, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
-import { hmacSigner } from '../../src/wallet/signer';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
 
 /**
- * Real Redis, the real simulator over HTTP, and records made the way the gateway makes them
- * (claim → inline first attempt read by the shared settlement → store update → duties), so worker
- * tests drive the background exactly as production does.
+ * Real Redis, the real simulator over HTTP, a real gateway (startGateway: its stores, wallet client
+ * and duties are the gateway's side), and records made the way the gateway makes them (claim →
+ * inline first attempt read by the shared settlement → store update → duties), so worker tests
+ * drive the background exactly as production does; workers are the real startWorker.
  */
 export const WALLET_USER = 'gateway-test';
 export const WALLET_PASSWORD = 'test-password';
@@ -64,7 +65,9 @@ export interface Harness {
   claimOnly(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; leaseMs?: number }): Promise<TransactionRecord>;
   /** A debit whose inline answer says compensate: the gateway's beginCompensation and its job. */
   refusedDebit(player: Player, amount?: string): Promise<{ debit: TransactionRecord; compensationId: string; outcome: WalletOutcome }>;
-  waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  /** Waits until the record of `id` is in `state` and returns it. */
+  inState(id: string, state: string, timeoutMs?: number): Promise<TransactionRecord>;
+  /** The workers started here, the gateway, the prefix's keys, the simulator: every step, in that order. */
   close(): Promise<void>;
 }
 
@@ -75,9 +78,16 @@ export function newId(kind: 'credit' | 'rollback'): string {
   return `${kind === 'credit' ? 'w' : 'r'}-${randomUUID().slice(0, 30)}`;
 }
 
-export async function createHarness(options: HarnessOptions): Promise<Harness> {
+export async function startHarness(options: HarnessOptions): Promise<Harness> {
+  const closers = createClosers();
+  return startWith(closers, () => openHarness(options, closers));
+}
+
+async function openHarness(options: HarnessOptions, closers: Closers): Promise<Harness> {
   const prefix = testPrefix(options.label);
   const sim = await startSimulator({ basicUser: WALLET_USER, basicPassword: WALLET_PASSWORD, signingSecret: WALLET_SECRET });
+  closers.defer('simulator', () => sim.close());
+  closers.defer('prefix', () => deletePrefix(prefix));
   const env: Record<string, string> = {
     REDIS_URL: redisUrl(),
     QUEUE_PREFIX: prefix,
@@ -94,18 +104,15 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...options.env,
   };
   const config = (overrides: Record<string, string> = {}): WorkerConfig => loadWorkerConfig({ ...env, ...overrides });
-  const base = config();
-  const redis = createRedis(redisUrl());
-  const bullmq = createRedis(redisUrl(), { forBullmq: true });
-  const keys = keysFor(prefix);
-  const store = createTransactionStore(redis, keys, 3600);
-  const sessions = createSessionStore(redis, keys, 3600);
-  const wallet = createWalletClient({
-    settings: base,
-    signer: hmacSigner(WALLET_SECRET, 'sha256', 'hex'),
+  // The gateway's side: its Redis, stores, wallet client and duties, as `npm start` wires them.
+  const gatewayConfig = loadGatewayConfig({ ...env, PORT: '0', ENGINE_API_KEY: 'worker-harness-engine-key', GATEWAY_PROCESSES: '1', SESSION_TTL_SECONDS: '3600', RECORD_RETENTION_SECONDS: '3600' });
+  const gateway = await startGateway(gatewayConfig, createLogger({ level: gatewayConfig.LOG_LEVEL, name: 'test-gateway' }), {
+    host: '127.0.0.1',
+    metrics: createMetrics({ defaultMetrics: false }),
+    drainTimeoutMs: 0,
   });
-  const duties = createDuties({ connection: bullmq, prefix });
-  const workers: RunningWorker[] = [];
+  closers.defer('gateway', () => gateway.close());
+  const { redis, transactions: store, sessions, wallet, duties } = gateway.parts;
 
   async function newPlayer(): Promise<Player> {
     seq += 1;
@@ -171,7 +178,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     async startWorker(overrides = {}) {
       const cfg = config(overrides);
       const running = await startWorker({ config: cfg, logger: createLogger({ level: cfg.LOG_LEVEL, name: 'test-worker' }) });
-      workers.push(running);
+      closers.defer('worker', () => running.close());
       return running;
     },
     newPlayer,
@@ -219,24 +226,14 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       return { debit: (await store.get(id))!, compensationId: started.compensationId, outcome };
     },
 
-    async waitFor(what, probe, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = await probe();
-        if (value !== undefined && value !== false) return value as never;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+    inState(id, state, timeoutMs = 20_000) {
+      return waitFor(`${id} ${state}`, async () => {
+        const record = await store.get(id);
+        return record?.state === state ? record : undefined;
+      }, timeoutMs);
     },
 
-    async close() {
-      await Promise.all(workers.map((w) => w.close()));
-      await duties.close();
-      await wallet.close();
-      await sim.close();
-      await deletePrefix(prefix);
-      await Promise.all([closeRedis(redis), closeRedis(bullmq)]);
-    },
+    close: () => closers.closeAll(),
   };
   return harness;
 }

@@ -1,0 +1,113 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { redisAnswers } from '../store/redis';
+import { Child, baseEnv } from './child';
+import { freePort } from './free-port';
+import { waitFor } from './wait-for';
+
+/**
+ * The one redis-server spawner (the tests' private Redis, `npm run dev`'s, the soak's and the
+ * bench's): a child process on a loopback port, ready once it answers PING. `kill()` is the fault
+ * (SIGKILL, no warning) and `start()` again comes back on the same port and data directory, with
+ * what its AOF kept; `stop()` is the clean end (SIGTERM: Redis flushes the AOF and exits).
+ */
+export interface RedisServerOptions {
+  /** Default: a free port. */
+  readonly port?: number;
+  /** Data directory; default a temporary one, deleted by stop(). */
+  readonly dir?: string;
+  /** Append-only file and its fsync policy; default off (nothing survives a kill). */
+  readonly aof?: 'always' | 'everysec' | 'off';
+  /** Where its log goes; default redis.log in the data directory. */
+  readonly logFile?: string;
+}
+
+/** How long a start may take: with a large AOF, PING answers LOADING while it is replayed. */
+const START_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 10_000;
+
+export class RedisServer {
+  readonly url: string;
+  readonly dir: string;
+  private readonly child: Child;
+  private readonly ownDir: boolean;
+
+  private constructor(port: number, options: RedisServerOptions) {
+    this.ownDir = options.dir === undefined;
+    this.dir = options.dir ?? mkdtempSync(join(tmpdir(), 'wgw-redis-'));
+    mkdirSync(this.dir, { recursive: true });
+    const aof = options.aof ?? 'off';
+    const persistence = aof === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', aof];
+    // The production settings (docs/operators.md): no RDB snapshots, noeviction.
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--maxmemory-policy', 'noeviction', ...persistence];
+    this.url = `redis://127.0.0.1:${port}`;
+    this.child = new Child({
+      name: 'redis-server',
+      command: 'redis-server',
+      args,
+      env: baseEnv(),
+      logFile: options.logFile ?? join(this.dir, 'redis.log'),
+      // A parent that dies without its stop: Redis still flushes what it has.
+      parentExitSignal: 'SIGTERM',
+    });
+  }
+
+  /** Starts a redis-server and resolves once it answers PING. */
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const server = new RedisServer(options.port ?? (await freePort()), options);
+    try {
+      await server.start();
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+    return server;
+  }
+
+  /** How many times it came back after the first start. */
+  get restarts(): number {
+    return Math.max(0, this.child.starts - 1);
+  }
+
+  /** Starts it (again, after kill()) and resolves once it answers PING; rejects with ENOENT without redis-server. */
+  async start(): Promise<void> {
+    await this.child.start();
+    await waitFor('redis-server answering PING', () => redisAnswers(this.url), START_TIMEOUT_MS, {
+      intervalMs: 50,
+      alive: () => this.child.isRunning(),
+      context: () => `${this.url}, log ${this.child.options.logFile ?? ''}:\n${this.child.output(2000)}`,
+    });
+  }
+
+  /** SIGKILL, no warning: the fault. */
+  async kill(): Promise<void> {
+    await this.child.kill('SIGKILL');
+  }
+
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.start();
+  }
+
+  /** SIGTERM (the AOF is flushed), SIGKILL after `graceMs`; a temporary data directory is deleted. */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    await this.child.stop(graceMs);
+    if (this.ownDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A Redis to use: the one at `url` when it answers, else a redis-server started here. */
+export interface AvailableRedis {
+  readonly url: string;
+  /** The server started here; undefined when the one at the URL answered. */
+  readonly server: RedisServer | undefined;
+  /** Stops the server started here; nothing for the one at the URL. */
+  stop(): Promise<void>;
+}
+
+export async function ensureRedis(url: string, options: RedisServerOptions = {}): Promise<AvailableRedis> {
+  if (await redisAnswers(url)) return { url, server: undefined, stop: async () => undefined };
+  const server = await RedisServer.start(options);
+  return { url: server.url, server, stop: () => server.stop() };
+}
