@@ -10,6 +10,7 @@ import type { EngineError } from '../engine';
 import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
+import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
@@ -44,12 +45,7 @@ export const ADMIN_BASE_PATH = '/admin';
 export const BULL_BOARD_PATH = `${ADMIN_BASE_PATH}/queues`;
 const REALM = 'Basic realm="wallet-gateway admin", charset="UTF-8"';
 
-const unauthorized = (): EngineError => ({
-  code: 'UNAUTHORIZED',
-  walletCode: null,
-  httpStatus: 401,
-  message: 'the admin routes need HTTP Basic credentials',
-});
+const unauthorized = (): EngineError => codedError('UNAUTHORIZED', { message: 'the admin routes need HTTP Basic credentials' });
 
 // ---------------------------------------------------------------------------------------------
 // Basic auth
@@ -220,12 +216,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       return;
     }
     if (result.kind === 'not_dead') {
-      sendError(res, {
-        code: 'NOT_DEAD',
-        walletCode: null,
-        httpStatus: 409,
-        message: `transaction ${result.transactionId} is ${result.state}; only a dead transaction can be redriven`,
-      });
+      sendError(res, codedError('NOT_DEAD', { message: `transaction ${result.transactionId} is ${result.state}; only a dead transaction can be redriven` }));
       return;
     }
     // For a debit the redriven record is its compensation rollback; the answer shows that one.

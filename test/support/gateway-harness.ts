@@ -51,6 +51,8 @@ export interface HarnessOptions {
   label: string;
   config?: Partial<EngineConfig>;
   walletTimeoutMs?: number;
+  /** The engine API's body deadline (default the contract's 10 s). */
+  bodyTimeoutMs?: number;
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
@@ -100,7 +102,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...options.config,
   };
   const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: Date.now, logger });
-  const app = createApp({ engine, engineApiKey: API_KEY, logger, metrics });
+  const app = createApp({ engine, engineApiKey: API_KEY, logger, metrics, bodyTimeoutMs: options.bodyTimeoutMs });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
