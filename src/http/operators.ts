@@ -12,7 +12,8 @@ import type { WalletClient } from '../wallet/protocol';
 import { createAdminRouter } from './admin';
 
 /**
- * The operators' probes: GET /readyz (Redis and the wallet) and GET /metrics (Prometheus text).
+ * The operators' probes: GET /readyz (Redis and the wallet: which one is down, never why) and
+ * GET /metrics (Prometheus text).
  * GET /healthz belongs to the app itself: it must answer while anything behind it is down.
  */
 
@@ -107,14 +108,16 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 
   router.get('/readyz', async (_req: Request, res: Response) => {
     const result = await deps.readiness.check();
+    // The details (addresses, error text) go to the log only: /readyz answers anyone.
     if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
+    const state = (check: CheckResult): 'up' | 'down' => (check.ok ? 'up' : 'down');
     res
       .status(result.ready ? 200 : 503)
       .set('cache-control', 'no-store')
       .json({
         status: result.ready ? 'ready' : 'unready',
         failed: result.failed,
-        checks: result.checks,
+        checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });

@@ -8,6 +8,7 @@ import { createEngine } from '../engine';
 import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
+import { applyServerTimeouts } from '../http/server-timeouts';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { keysFor } from '../store/keys';
@@ -69,6 +70,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, options.host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
   });
+  applyServerTimeouts(server);
   const { port } = server.address() as AddressInfo;
 
   let closing: Promise<void> | undefined;
