@@ -9,6 +9,7 @@ import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
 import { applyServerTimeouts } from '../http/server-timeouts';
+import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { keysFor } from '../store/keys';
@@ -103,7 +104,8 @@ const RESPAWN_DELAY_MS = 1_000;
 
 /**
  * GATEWAY_PROCESSES > 1: this process forks that many gateway workers that share the port
- * (node:cluster hands connections round-robin) and does nothing else. SIGTERM/SIGINT go to every
+ * (node:cluster hands connections round-robin) and does nothing else but sum their metrics for a
+ * scrape (observability/cluster-metrics.ts). SIGTERM/SIGINT go to every
  * worker, each drains on its own; the primary leaves once they are all gone. A worker that dies
  * while serving is replaced; one that dies before it ever listened (a port in use) ends the lot.
  */
@@ -147,6 +149,7 @@ function runPrimary(config: GatewayConfig, logger: Logger): void {
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
 
+  serveClusterMetrics(logger);
   for (let i = 0; i < config.GATEWAY_PROCESSES; i += 1) fork();
   logger.info({ port: config.PORT, processes: config.GATEWAY_PROCESSES }, 'gateway primary started');
 }
