@@ -14,6 +14,7 @@ import { createSessionStore } from '../../src/store/sessions';
 import { createTransactionStore, type NewTransaction, type TransactionStore } from '../../src/store/transactions';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { wiredEnv, WIRED_WALLET } from '../support/wired-gateway';
 
 /**
  * The admin pages through the real gateway process wiring (startGateway): Basic auth, Bull Board
@@ -21,7 +22,6 @@ import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
  */
 const prefix = testPrefix('operators-admin');
 const ADMIN = { user: 'ops', password: 'ops-password-123' };
-const WALLET = { user: 'gw', password: 'gw-pass', secret: 'gw-secret' };
 const PLAYER = '18446744073709551615';
 
 let sim: RunningSimulator;
@@ -39,16 +39,7 @@ const auth = basic(ADMIN.user, ADMIN.password);
 
 function configFor(withAdmin: boolean) {
   return loadGatewayConfig({
-    PORT: '0',
-    REDIS_URL: redisUrl(),
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: sim.url,
-    WALLET_BASIC_USER: WALLET.user,
-    WALLET_BASIC_PASSWORD: WALLET.password,
-    WALLET_SIGNING_SECRET: WALLET.secret,
-    WALLET_TIMEOUT_MS: '2000',
-    PROVIDER_ID: '1',
-    ENGINE_API_KEY: 'engine-key',
+    ...wiredEnv(prefix, sim.url),
     ...(withAdmin ? { ADMIN_USER: ADMIN.user, ADMIN_PASSWORD: ADMIN.password } : {}),
   });
 }
@@ -95,7 +86,7 @@ async function deadCredit(id: string, round: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ basicUser: WALLET.user, basicPassword: WALLET.password, signingSecret: WALLET.secret });
+  sim = await startSimulator({ basicUser: WIRED_WALLET.user, basicPassword: WIRED_WALLET.password, signingSecret: WIRED_WALLET.secret });
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       logs.push(chunk.toString('utf8'));

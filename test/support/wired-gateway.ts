@@ -11,7 +11,7 @@ import { deletePrefix, redisUrl, testPrefix } from './prefix';
  * real simulator; its log lines kept in memory.
  */
 export const WIRED = { engineKey: 'wired-engine-key', adminUser: 'ops', adminPassword: 'ops-password-123' } as const;
-const WALLET = { user: 'gw', password: 'gw-pass', secret: 'gw-secret' };
+export const WIRED_WALLET = { user: 'gw', password: 'gw-pass', secret: 'gw-secret' } as const;
 
 export interface WiredGateway {
   readonly prefix: string;
@@ -24,11 +24,27 @@ export interface WiredGateway {
   close(): Promise<void>;
 }
 
+/** The environment of a gateway under `prefix` against the simulator at `walletUrl` (no admin, no demo). */
+export function wiredEnv(prefix: string, walletUrl: string): Record<string, string> {
+  return {
+    PORT: '0',
+    REDIS_URL: redisUrl(),
+    QUEUE_PREFIX: prefix,
+    WALLET_BASE_URL: walletUrl,
+    WALLET_BASIC_USER: WIRED_WALLET.user,
+    WALLET_BASIC_PASSWORD: WIRED_WALLET.password,
+    WALLET_SIGNING_SECRET: WIRED_WALLET.secret,
+    WALLET_TIMEOUT_MS: '2000',
+    PROVIDER_ID: '1',
+    ENGINE_API_KEY: WIRED.engineKey,
+  };
+}
+
 export const basicAuth = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 export async function startWiredGateway(label: string): Promise<WiredGateway> {
   const prefix = testPrefix(label);
-  const sim = await startSimulator({ basicUser: WALLET.user, basicPassword: WALLET.password, signingSecret: WALLET.secret });
+  const sim = await startSimulator({ basicUser: WIRED_WALLET.user, basicPassword: WIRED_WALLET.password, signingSecret: WIRED_WALLET.secret });
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -37,16 +53,7 @@ export async function startWiredGateway(label: string): Promise<WiredGateway> {
     },
   });
   const config = loadGatewayConfig({
-    PORT: '0',
-    REDIS_URL: redisUrl(),
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: sim.url,
-    WALLET_BASIC_USER: WALLET.user,
-    WALLET_BASIC_PASSWORD: WALLET.password,
-    WALLET_SIGNING_SECRET: WALLET.secret,
-    WALLET_TIMEOUT_MS: '2000',
-    PROVIDER_ID: '1',
-    ENGINE_API_KEY: WIRED.engineKey,
+    ...wiredEnv(prefix, sim.url),
     ADMIN_USER: WIRED.adminUser,
     ADMIN_PASSWORD: WIRED.adminPassword,
     DEMO_GAME: 'true',
