@@ -2,6 +2,7 @@ import { compensationFor } from '../src/duties/compensation';
 import { compensationTransactionId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
+import { codedError } from '../src/lib/error-codes';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import { walletSessionFields, type SessionStore } from '../src/store/sessions';
@@ -41,12 +42,7 @@ export const SWEEP_BATCH = 1000;
 export const DEAD_CHECK_BATCH = 1000;
 
 /** What the engine was told about a debit whose inline call never came back (its process stopped). */
-const LOST_DEBIT_ERROR: TransactionError = {
-  code: 'WALLET_UNAVAILABLE',
-  walletCode: null,
-  message: 'wallet outcome unknown (the gateway stopped during the call)',
-  httpStatus: 503,
-};
+const LOST_DEBIT_ERROR: TransactionError = codedError('WALLET_UNAVAILABLE', { message: 'wallet outcome unknown (the gateway stopped during the call)' });
 
 export interface SweepReport {
   examined: number;

@@ -1,3 +1,4 @@
+import { codedError } from '../lib/error-codes';
 import type { SettleUpdate } from '../store/transactions';
 import type { TransactionError, TransactionRecord, TransactionState } from '../store/types';
 import { Code, codeName, httpStatusForRefusal, mustCompensateDebit } from '../wallet/codes';
@@ -78,14 +79,13 @@ export type RetryNext = Settle | Retry | Triage;
 export function errorFor(outcome: WalletOutcome): TransactionError {
   switch (outcome.kind) {
     case 'rejected':
-      return {
-        code: 'WALLET_REJECTED',
+      return codedError('WALLET_REJECTED', {
         walletCode: outcome.code,
         message: `${codeName(outcome.code)}: ${outcome.message}`.trim(),
         httpStatus: httpStatusForRefusal(outcome.code),
-      };
+      });
     case 'unknown':
-      return { code: 'WALLET_UNAVAILABLE', walletCode: null, message: `wallet outcome unknown (${outcome.reason})`, httpStatus: 503 };
+      return codedError('WALLET_UNAVAILABLE', { message: `wallet outcome unknown (${outcome.reason})` });
     case 'ok':
       throw new TypeError('a successful outcome has no error');
   }

@@ -1,3 +1,4 @@
+import { codedError } from '../lib/error-codes';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionRecord, TransactionState, TransactionView } from '../store/types';
 import { failed, errors, type Answer, type EngineError } from './types';
@@ -29,12 +30,7 @@ function compensatedState(debit: TransactionRecord): TransactionState {
 }
 
 /** For a refused record that carries no error (not expected; a safe answer all the same). */
-export const UNRECORDED_REFUSAL: EngineError = {
-  code: 'WALLET_REJECTED',
-  walletCode: null,
-  httpStatus: 422,
-  message: 'the wallet refused this transaction',
-};
+export const UNRECORDED_REFUSAL: EngineError = codedError('WALLET_REJECTED');
 
 /**
  * The answer a repeat of a known transaction gets: the stored outcome, never a new wallet call.

@@ -13,10 +13,15 @@ import type { FieldIssue } from './types';
 const typed = (expected: string) => (issue: { code?: string; input?: unknown }) =>
   issue.code === 'invalid_type' ? (issue.input === undefined ? 'required' : `must be ${expected}`) : undefined;
 
+/** A lone surrogate (in `u` mode a well-formed pair is one code point, not a match). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Ids are stored and sent as UTF-8: a lone surrogate would become U+FFFD there, merging different ids. */
 const id = z
   .string({ error: typed('a string') })
   .min(1, 'must not be empty')
-  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`);
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+  .refine((text) => !LONE_SURROGATE.test(text), 'must be well-formed Unicode (a lone surrogate is refused)');
 
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 

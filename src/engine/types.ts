@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/env';
+import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
 import type { Logger } from '../observability/logger';
 import type { SessionStore } from '../store/sessions';
@@ -69,41 +70,18 @@ export type VerifyResult =
 
 export const errors = {
   validation: (fields: readonly FieldIssue[]): EngineError => ({
-    code: 'VALIDATION_FAILED',
-    walletCode: null,
-    httpStatus: 400,
-    message: `invalid ${fields.map((f) => f.field).join(', ')}`,
+    ...codedError('VALIDATION_FAILED', { message: `invalid ${fields.map((f) => f.field).join(', ')}` }),
     fields,
   }),
-  sessionNotFound: (): EngineError => ({ code: 'SESSION_NOT_FOUND', walletCode: null, httpStatus: 404, message: 'unknown session' }),
-  sessionEnded: (): EngineError => ({ code: 'SESSION_ENDED', walletCode: null, httpStatus: 409, message: 'the session was ended' }),
-  transactionNotFound: (): EngineError => ({ code: 'TRANSACTION_NOT_FOUND', walletCode: null, httpStatus: 404, message: 'unknown transaction' }),
-  conflict: (): EngineError => ({
-    code: 'IDEMPOTENCY_CONFLICT',
-    walletCode: null,
-    httpStatus: 409,
-    message: 'this transaction_id was already used with a different body',
-  }),
-  inProgress: (): EngineError => ({
-    code: 'IN_PROGRESS',
-    walletCode: null,
-    httpStatus: 409,
-    message: 'the first request with this transaction_id is still at the wallet; repeat it shortly',
-  }),
-  roundClosed: (): EngineError => ({ code: 'ROUND_CLOSED', walletCode: null, httpStatus: 409, message: 'the round was closed by an earlier call' }),
-  roundHasBet: (): EngineError => ({ code: 'ROUND_HAS_BET', walletCode: null, httpStatus: 409, message: 'the round already has a bet' }),
-  betNotFound: (): EngineError => ({
-    code: 'BET_NOT_FOUND',
-    walletCode: null,
-    httpStatus: 422,
-    message: 'no bet with this bet_transaction_id was recorded for this player and round',
-  }),
-  betAlreadyRefunded: (): EngineError => ({
-    code: 'BET_ALREADY_REFUNDED',
-    walletCode: null,
-    httpStatus: 409,
-    message: 'the bet of this round was already refunded (or is being rolled back)',
-  }),
+  sessionNotFound: (): EngineError => codedError('SESSION_NOT_FOUND'),
+  sessionEnded: (): EngineError => codedError('SESSION_ENDED'),
+  transactionNotFound: (): EngineError => codedError('TRANSACTION_NOT_FOUND'),
+  conflict: (): EngineError => codedError('IDEMPOTENCY_CONFLICT'),
+  inProgress: (): EngineError => codedError('IN_PROGRESS'),
+  roundClosed: (): EngineError => codedError('ROUND_CLOSED'),
+  roundHasBet: (): EngineError => codedError('ROUND_HAS_BET'),
+  betNotFound: (): EngineError => codedError('BET_NOT_FOUND'),
+  betAlreadyRefunded: (): EngineError => codedError('BET_ALREADY_REFUNDED'),
 } as const;
 
 /**

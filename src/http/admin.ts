@@ -3,18 +3,21 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { RedriveResult } from '../duties/redrive';
 import type { EngineError } from '../engine';
 import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
+import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionRecord } from '../store/types';
+import { noFraming, sameOriginChanges } from './admin-guards';
 import { notFound } from './errors';
+import { failureWindow, type FailureLimit, type FailureWindow } from './failure-window';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson, viewBody } from './respond';
 
@@ -38,18 +41,21 @@ export interface AdminDeps {
   /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts). */
   redrive(transactionId: string): Promise<RedriveResult>;
   logger: Logger;
+  /** Wrong Basic credentials per client address; default ADMIN_AUTH_LIMIT. */
+  authFailures?: FailureWindow;
 }
 
 export const ADMIN_BASE_PATH = '/admin';
 export const BULL_BOARD_PATH = `${ADMIN_BASE_PATH}/queues`;
 const REALM = 'Basic realm="wallet-gateway admin", charset="UTF-8"';
 
-const unauthorized = (): EngineError => ({
-  code: 'UNAUTHORIZED',
-  walletCode: null,
-  httpStatus: 401,
-  message: 'the admin routes need HTTP Basic credentials',
-});
+/**
+ * Guessing the admin password: 10 wrong tries from one address within 10 minutes, then that
+ * address gets 429 (with Retry-After) until the oldest try is 10 minutes old. Per process.
+ */
+export const ADMIN_AUTH_LIMIT: FailureLimit = Object.freeze({ max: 10, windowMs: 10 * 60_000, maxKeys: 10_000 });
+
+const unauthorized = (): EngineError => codedError('UNAUTHORIZED', { message: 'the admin routes need HTTP Basic credentials' });
 
 // ---------------------------------------------------------------------------------------------
 // Basic auth
@@ -78,15 +84,26 @@ export function credentialsMatch(given: AdminCredentials, expected: AdminCredent
   return userOk && passwordOk;
 }
 
-function basicAuth(expected: AdminCredentials, logger: Logger) {
+function basicAuth(expected: AdminCredentials, failures: FailureWindow, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
+    const client = req.socket.remoteAddress ?? 'unknown';
+    // Checked before the credentials: while an address is held back, no guess of it is tried.
+    const waitMs = failures.waitMs(client);
+    if (waitMs > 0) {
+      res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
+      sendError(res, codedError('TOO_MANY_ATTEMPTS'));
+      return;
+    }
     const given = parseBasic(req.headers.authorization);
     if (given && credentialsMatch(given, expected)) {
       res.locals.adminUser = given.user;
       next();
       return;
     }
-    if (given) logger.warn({ method: req.method, path: req.path, request_id: requestIdOf(res) }, 'admin: wrong credentials');
+    if (given) {
+      failures.fail(client);
+      logger.warn({ method: req.method, path: req.path, client, request_id: requestIdOf(res) }, 'admin: wrong credentials');
+    }
     res.setHeader('WWW-Authenticate', REALM);
     sendError(res, unauthorized());
   };
@@ -151,7 +168,15 @@ function bullBoardRouter(queues: readonly Queue[]) {
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Wallet gateway' } },
   });
-  return serverAdapter.getRouter() as Router;
+  // Its API errors (a bad % escape, a bad JSON body, Redis away) go on to the app's one mapping
+  // (errors.ts) rather than Bull Board's own: thrown from its error middleware, Express passes them up.
+  serverAdapter.setErrorHandler((error) => {
+    throw error;
+  });
+  const app = serverAdapter.getRouter() as Express;
+  // Bull Board is an Express app of its own: its banner is on unless turned off there too.
+  app.disable('x-powered-by');
+  return app;
 }
 
 /**
@@ -163,7 +188,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   const { transactions, logger } = deps;
   const router = Router();
 
-  router.use(ADMIN_BASE_PATH, basicAuth(deps.credentials, logger));
+  router.use(ADMIN_BASE_PATH, noFraming, sameOriginChanges, basicAuth(deps.credentials, deps.authFailures ?? failureWindow(ADMIN_AUTH_LIMIT), logger));
 
   const audit = (res: Response, action: string, fields: Record<string, unknown> = {}): void => {
     logger.info({ admin_user: res.locals.adminUser as string, action, ...fields, request_id: requestIdOf(res) }, 'admin action');
@@ -207,7 +232,8 @@ export function createAdminRouter(deps: AdminDeps): Router {
       sendError(res, errors.transactionNotFound());
       return;
     }
-    sendJson(res, 200, { transaction: await adminView(record, transactions) });
+    // The contract's record itself, with the operator fields beside its own (contract section 6).
+    sendJson(res, 200, await adminView(record, transactions));
   });
 
   router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {
@@ -220,12 +246,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       return;
     }
     if (result.kind === 'not_dead') {
-      sendError(res, {
-        code: 'NOT_DEAD',
-        walletCode: null,
-        httpStatus: 409,
-        message: `transaction ${result.transactionId} is ${result.state}; only a dead transaction can be redriven`,
-      });
+      sendError(res, codedError('NOT_DEAD', { message: `transaction ${result.transactionId} is ${result.state}; only a dead transaction can be redriven` }));
       return;
     }
     // For a debit the redriven record is its compensation rollback; the answer shows that one.

@@ -19,6 +19,8 @@ export interface AppDeps {
    * request ids and request logs like every other route.
    */
   readonly extraRouters?: readonly (Router | RequestHandler)[];
+  /** The engine API's body deadline; default the contract's 10 s (tests shorten it). */
+  readonly bodyTimeoutMs?: number;
 }
 
 function routeLabel(req: Request): string {
@@ -35,7 +37,7 @@ function logged(log: RequestLog) {
 
 export function createApp(deps: AppDeps): Express {
   const log = requestLog(deps.logger, deps.metrics);
-  const engine = engineApi({ engine: deps.engine, apiKey: deps.engineApiKey, logger: deps.logger, log });
+  const engine = engineApi({ engine: deps.engine, apiKey: deps.engineApiKey, logger: deps.logger, log, bodyTimeoutMs: deps.bodyTimeoutMs });
   const app = express();
   // Nothing here benefits from ETags or the banner; a flat query parser is all /launch needs.
   app.disable('etag');

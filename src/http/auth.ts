@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EngineError } from '../engine';
+import { codedError } from '../lib/error-codes';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
-export const unauthorized = (): EngineError => ({ code: 'UNAUTHORIZED', walletCode: null, httpStatus: 401, message: 'missing or wrong Bearer key' });
+export const unauthorized = (): EngineError => codedError('UNAUTHORIZED', { message: 'missing or wrong Bearer key' });
 
 /**
  * `Authorization: Bearer <ENGINE_API_KEY>`. Both sides are hashed first so the comparison takes the

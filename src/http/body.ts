@@ -1,72 +1,112 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type Response } from 'express';
-import { parseJson } from '../lib/json';
-import { BODY_LIMIT_BYTES } from './errors';
+import type { ErrorCode } from '../lib/error-codes';
+import { JsonSyntaxError, parseJson } from '../lib/json';
+
+/** Body limit of every engine route (contract section 4). */
+export const BODY_LIMIT_BYTES = 16 * 1024;
+/** The whole body must have arrived this long after the headers (contract section 4), else 408. */
+export const BODY_TIMEOUT_MS = 10_000;
 
 /**
- * The one body reader of the engine API: the raw text (any content type, at most 16 KiB), then
+ * A body the gateway could not take, with a stable code (undici's pattern: own subclasses rather
+ * than the shape of another library's errors). errors.ts answers it with the code's status.
+ */
+export abstract class BodyError extends Error {
+  abstract readonly code: Extract<ErrorCode, 'VALIDATION_FAILED' | 'PAYLOAD_TOO_LARGE' | 'REQUEST_TIMEOUT'>;
+}
+
+export class BodyTooLargeError extends BodyError {
+  override readonly name = 'BodyTooLargeError';
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  constructor() {
+    super(`the body is over ${BODY_LIMIT_BYTES} bytes`);
+  }
+}
+
+export class BodyTimeoutError extends BodyError {
+  override readonly name = 'BodyTimeoutError';
+  readonly code = 'REQUEST_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`the body had not fully arrived ${timeoutMs} ms after the headers`);
+  }
+}
+
+/** Not JSON, not UTF-8, or cut off: the message completes "body …". */
+export class BodyUnreadableError extends BodyError {
+  override readonly name = 'BodyUnreadableError';
+  readonly code = 'VALIDATION_FAILED';
+}
+
+/**
+ * The one body reader of the engine API: the raw bytes (any content type, at most 16 KiB, within
+ * the body deadline), strictly UTF-8 (two different byte strings never become one id), then
  * lossless JSON so ids and amounts keep every digit. No body at all counts as `{}`.
  *
  * A plain identity-encoded body is read here directly (the engine's every request); anything
- * compressed goes through express.text, which inflates it and applies the same limit. Rejects with
- * the errors errors.ts maps: JsonSyntaxError, or body-parser's typed errors.
+ * compressed goes through express.raw, which inflates it and applies the same limit to the
+ * inflated bytes. Rejects with a BodyError, or with body-parser's own error (a corrupt or unknown
+ * encoding), which errors.ts maps as every Express error.
  */
-const readEncoded = express.text({ type: () => true, limit: BODY_LIMIT_BYTES });
+const readEncoded = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
-/** The error body-parser raises for an oversized body, so both paths are answered 413 alike. */
-function tooLarge(): Error {
-  return Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413, expose: true });
+function toJson(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) throw new BodyUnreadableError('is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return {};
+  try {
+    return parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) throw new BodyUnreadableError('is not valid JSON');
+    throw err;
+  }
 }
 
-// parseJson throws JsonSyntaxError, which errors.ts answers with 400.
-const toJson = (text: string): unknown => (text.trim() !== '' ? parseJson(text) : {});
-
-export function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+export function readJsonBody(req: IncomingMessage, res: ServerResponse, timeoutMs = BODY_TIMEOUT_MS): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (err: unknown, bytes?: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err !== undefined) {
+        reject(err);
+        return;
+      }
+      try {
+        resolve(toJson(bytes ?? Buffer.alloc(0)));
+      } catch (e) {
+        reject(e);
+      }
+    };
+    const timer = setTimeout(() => {
+      // The rest of the body will not be read: the connection cannot carry another request.
+      res.setHeader('Connection', 'close');
+      finish(new BodyTimeoutError(timeoutMs));
+    }, timeoutMs);
+
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       const r = req as Request;
-      readEncoded(r, res as Response, (err?: unknown) => {
-        if (err !== undefined) return reject(err);
-        try {
-          resolve(toJson(typeof r.body === 'string' ? r.body : ''));
-        } catch (e) {
-          reject(e);
-        }
-      });
+      readEncoded(r, res as Response, (err?: unknown) => finish(err, Buffer.isBuffer(r.body) ? r.body : undefined));
       return;
     }
     if (Number(req.headers['content-length'] ?? 0) > BODY_LIMIT_BYTES) {
       // Drain what was sent so the connection stays usable for the answer.
       req.resume();
-      reject(tooLarge());
+      finish(new BodyTooLargeError());
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
     req.on('data', (chunk: Buffer) => {
-      if (failed) return;
+      if (settled) return;
       size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        failed = true;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
+      if (size > BODY_LIMIT_BYTES) finish(new BodyTooLargeError());
+      else chunks.push(chunk);
     });
-    req.on('end', () => {
-      if (failed) return;
-      try {
-        resolve(toJson(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-      } catch (e) {
-        reject(e);
-      }
-    });
-    req.on('error', (err) => {
-      if (failed) return;
-      failed = true;
-      reject(Object.assign(err, { type: 'request.aborted', status: 400 }));
-    });
+    req.on('end', () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.on('error', () => finish(new BodyUnreadableError('was cut off')));
   });
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Answer, Engine, EngineError } from '../engine';
 import { fieldIssues } from '../engine/schemas';
 import { errors } from '../engine/types';
+import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import { fractionDigits, fromMinor, toMinor } from '../lib/money';
 import type { Logger } from '../observability/logger';
@@ -71,7 +72,7 @@ function reelsFor(win: boolean, random: () => number): string[] {
   return reels;
 }
 
-const faultFailed = (message: string): EngineError => ({ code: 'DEMO_FAULT_FAILED', walletCode: null, httpStatus: 502, message });
+const faultFailed = (message: string): EngineError => codedError('DEMO_FAULT_FAILED', { message });
 
 export function demoGameRouter(deps: DemoGameDeps): Router {
   const random = deps.random ?? Math.random;

@@ -23,6 +23,8 @@ export interface EngineApiDeps {
   readonly apiKey: string;
   readonly logger: Logger;
   readonly log: RequestLog;
+  /** The body deadline; default BODY_TIMEOUT_MS (the contract's 10 s). */
+  readonly bodyTimeoutMs?: number;
 }
 
 interface Route {
@@ -99,7 +101,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
     const param = decode(raw);
     if (!route.readsBody || param === undefined) req.resume();
     if (param === undefined) return errorReply(errors.validation([{ field: route.param, message: 'is not a valid URL path segment' }]));
-    const body = route.readsBody ? await readJsonBody(req, res) : {};
+    const body = route.readsBody ? await readJsonBody(req, res, deps.bodyTimeoutMs) : {};
     return route.run(param, body, context);
   }
 

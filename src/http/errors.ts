@@ -1,39 +1,50 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { EngineError } from '../engine';
 import { errors } from '../engine/types';
-import { JsonSyntaxError } from '../lib/json';
+import { codedError } from '../lib/error-codes';
 import type { Logger } from '../observability/logger';
+import { BodyError } from './body';
 import { sendError } from './respond';
 
-/** Body limit of every engine route (contract section 4). */
-export const BODY_LIMIT_BYTES = 16 * 1024;
+export const notFound = (): EngineError => codedError('NOT_FOUND');
 
-export const notFound = (): EngineError => ({ code: 'NOT_FOUND', walletCode: null, httpStatus: 404, message: 'no such route' });
+/**
+ * Errors of the HTTP libraries underneath (body-parser, raw-body, zlib through body-parser,
+ * Express's router) that are the caller's fault carry a 4xx `status` (or `statusCode`): the
+ * http-errors convention Express's own final handler reads. Anything else is not the caller's.
+ */
+function clientStatusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const value = typeof status === 'number' ? status : statusCode;
+  return typeof value === 'number' && value >= 400 && value < 500 ? value : undefined;
+}
 
-const INTERNAL: EngineError = { code: 'INTERNAL_ERROR', walletCode: null, httpStatus: 500, message: 'internal error; the request may be repeated with the same body' };
-
-/** Errors body-parser raises carry a `type`; everything else is the gateway's own fault. */
+/** The caller's fault, or undefined: then it is the gateway's own (a bug or broken infrastructure). */
 function fromThrown(err: unknown): EngineError | undefined {
-  if (err instanceof JsonSyntaxError) return errors.validation([{ field: 'body', message: 'is not valid JSON' }]);
-  const type = (err as { type?: unknown } | null)?.type;
-  if (type === 'entity.too.large') {
-    return { code: 'PAYLOAD_TOO_LARGE', walletCode: null, httpStatus: 413, message: `the body is over ${BODY_LIMIT_BYTES} bytes` };
+  if (err instanceof BodyError) {
+    return err.code === 'VALIDATION_FAILED' ? errors.validation([{ field: 'body', message: err.message }]) : codedError(err.code, { message: err.message });
   }
-  if (typeof type === 'string' && (err as { status?: number }).status !== undefined && (err as { status: number }).status < 500) {
-    return errors.validation([{ field: 'body', message: `could not be read (${type})` }]);
-  }
+  // Express decodes route parameters with decodeURIComponent; a malformed % escape throws here.
+  if (err instanceof URIError) return errors.validation([{ field: 'path', message: 'is not valid URL encoding' }]);
+  const status = clientStatusOf(err);
+  if (status === 413) return codedError('PAYLOAD_TOO_LARGE');
+  if (status === 404) return notFound();
+  // Otherwise a body these libraries could not take: a corrupt or unknown Content-Encoding, an
+  // aborted upload, bad JSON or charset to body-parser. Their text is not echoed (it may quote the body).
+  if (status !== undefined) return errors.validation([{ field: 'body', message: 'could not be read' }]);
   return undefined;
 }
 
 /**
  * The one mapping of a thrown error to an answer, for the engine API and every Express route:
- * a bad body is the caller's 4xx; anything else is a bug or broken infrastructure, logged, 500.
+ * a bad request is the caller's 4xx; anything else is a bug or broken infrastructure, logged, 500.
  */
 export function thrownToError(err: unknown, logger: Logger, requestId: string, path: string): EngineError {
   const known = fromThrown(err);
   if (known !== undefined) return known;
   logger.error({ err, request_id: requestId, path }, 'request failed');
-  return INTERNAL;
+  return codedError('INTERNAL_ERROR');
 }
 
 /** The Express error handler: thrown errors become the contract's error shape too. */

@@ -1,18 +1,21 @@
+import cluster from 'node:cluster';
 import { Router, type Request, type Response } from 'express';
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '../config/env';
 import type { Queues } from '../duties/queues';
 import { redrive } from '../duties/redrive';
 import { withDeadline } from '../lib/deadline';
+import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import { createQueueMetrics, type QueueMetricsCollector } from '../observability/queue-metrics';
+import { createQueueMetrics, SCRAPE_TIME_SERIES, type QueueMetricsCollector } from '../observability/queue-metrics';
 import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAdminRouter } from './admin';
 
 /**
- * The operators' probes: GET /readyz (Redis and the wallet) and GET /metrics (Prometheus text).
+ * The operators' probes: GET /readyz (Redis and the wallet: which one is down, never why) and
+ * GET /metrics (Prometheus text).
  * GET /healthz belongs to the app itself: it must answer while anything behind it is down.
  */
 
@@ -98,6 +101,8 @@ export interface OperatorRoutesDeps {
   metrics: Metrics;
   /** Refreshes the queue gauges before each scrape. */
   queueMetrics?: QueueMetricsCollector;
+  /** The text of a scrape; default this process's registry (a cluster worker asks the primary for the sum). */
+  scrape?: () => Promise<string>;
   logger?: Logger;
 }
 
@@ -107,21 +112,23 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 
   router.get('/readyz', async (_req: Request, res: Response) => {
     const result = await deps.readiness.check();
+    // The details (addresses, error text) go to the log only: /readyz answers anyone.
     if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
+    const state = (check: CheckResult): 'up' | 'down' => (check.ok ? 'up' : 'down');
     res
       .status(result.ready ? 200 : 503)
       .set('cache-control', 'no-store')
       .json({
         status: result.ready ? 'ready' : 'unready',
         failed: result.failed,
-        checks: result.checks,
+        checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });
 
   router.get('/metrics', async (_req: Request, res: Response) => {
     await deps.queueMetrics?.collect();
-    const text = await deps.metrics.registry.metrics();
+    const text = await (deps.scrape ? deps.scrape() : deps.metrics.registry.metrics());
     res.status(200).set('content-type', deps.metrics.registry.contentType).set('cache-control', 'no-store').send(text);
   });
 
@@ -152,7 +159,14 @@ export function operatorRouters(w: OperatorWiring): Router[] {
   const credentials =
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
-    createOperatorRouter({ readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet }), metrics, queueMetrics, logger }),
+    createOperatorRouter({
+      readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet }),
+      metrics,
+      queueMetrics,
+      // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.
+      scrape: cluster.isWorker ? clusterScrape(metrics.registry, SCRAPE_TIME_SERIES) : undefined,
+      logger,
+    }),
     createAdminRouter({
       credentials,
       queues: allQueues,

@@ -10,6 +10,8 @@ import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
 import { createClosers, runUntilSignal, startWith, type Closers, type Running } from '../lib/lifecycle';
+import { applyServerTimeouts } from '../http/server-timeouts';
+import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { keysFor, type Keys } from '../store/keys';
@@ -59,6 +61,8 @@ export interface GatewayOptions {
   readonly clock?: () => number;
   /** The wallet client; default the undici client built from the config (closed with the gateway either way). */
   readonly wallet?: WalletClient;
+  /** The engine API's body deadline; default the contract's 10 s (tests use a shorter one). */
+  readonly bodyTimeoutMs?: number;
 }
 
 /** In-flight requests get this long after SIGTERM before their connections are cut. */
@@ -93,11 +97,12 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
   const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues }), ...demoGame];
-  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters });
+  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, options.host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
   });
+  applyServerTimeouts(server);
   closers.defer('server', () => drain(server, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS));
   const { port } = server.address() as AddressInfo;
 
@@ -129,7 +134,8 @@ const RESPAWN_DELAY_MS = 1_000;
 
 /**
  * GATEWAY_PROCESSES > 1: this process forks that many gateway workers that share the port
- * (node:cluster hands connections round-robin) and does nothing else. SIGTERM/SIGINT go to every
+ * (node:cluster hands connections round-robin) and does nothing else but sum their metrics for a
+ * scrape (observability/cluster-metrics.ts). SIGTERM/SIGINT go to every
  * worker, each drains on its own; the primary leaves once they are all gone. A worker that dies
  * while serving is replaced; one that dies before it ever listened (a port in use) ends the lot.
  */
@@ -173,6 +179,7 @@ function runPrimary(config: GatewayConfig, logger: Logger): void {
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
 
+  serveClusterMetrics(logger);
   for (let i = 0; i < config.GATEWAY_PROCESSES; i += 1) fork();
   logger.info({ port: config.PORT, processes: config.GATEWAY_PROCESSES }, 'gateway primary started');
 }

@@ -68,6 +68,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'queue_jobs',
       help: 'Jobs per queue and state',
       labelNames: ['queue', 'state'],
+      // Read from Redis by the scraping process: the same for every process, never summed.
+      aggregator: 'omit',
       registers: [registry],
     }),
   };

@@ -175,7 +175,7 @@ export class EngineClient {
     for (const id of ids) {
       try {
         const raw = await this.once('GET', `${base}/admin/transactions/${encodeURIComponent(id)}`, undefined, this.adminAuth);
-        const body = (raw.body?.transaction as Record<string, unknown> | undefined) ?? raw.body;
+        const body = raw.body;
         const error = body?.error as Record<string, unknown> | null | undefined;
         const said = text(body?.note) ?? text(error?.message);
         if (said !== undefined && text(body?.state) === 'dead') reasons.push(`${id}: ${said}`);

@@ -1,3 +1,5 @@
+import type { ErrorCode } from '../lib/error-codes';
+
 /**
  * What the scripted engine sent and what it was told: the engine's side of the books, which the
  * checker (./checker.ts) holds against the wallet's ledger. Plain data, so the checker can be
@@ -60,7 +62,7 @@ export interface EngineHistory {
 }
 
 /** Gateway codes that speak about the wallet: a 5xx carrying one is the gateway's answer, not a crash. */
-const WALLET_ANSWER_CODES: ReadonlySet<string> = new Set(['WALLET_UNAVAILABLE', 'WALLET_REJECTED']);
+const WALLET_ANSWER_CODES: ReadonlySet<string> = new Set<ErrorCode>(['WALLET_UNAVAILABLE', 'WALLET_REJECTED']);
 
 /**
  * Whether the engine must send the same body again: nothing came back, the gateway failed on its
@@ -69,7 +71,7 @@ const WALLET_ANSWER_CODES: ReadonlySet<string> = new Set(['WALLET_UNAVAILABLE', 
  */
 export function needsResend(reply: Reply): boolean {
   if (reply.kind === 'no-answer') return true;
-  if (reply.status === 409 && reply.code === 'IN_PROGRESS') return true;
+  if (reply.status === 409 && reply.code === ('IN_PROGRESS' satisfies ErrorCode)) return true;
   return reply.status >= 500 && !WALLET_ANSWER_CODES.has(reply.code ?? '');
 }
 

@@ -1,3 +1,4 @@
+import type { CodedError } from '../lib/error-codes';
 import type { Operation, TransactionAction } from '../wallet/protocol';
 
 /**
@@ -32,13 +33,7 @@ export type TransactionState = 'pending' | 'succeeded' | 'failed' | 'compensatin
 export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 
 /** Why a record is `failed` or `dead`, or how it was settled; shown to operators. */
-export interface TransactionError {
-  /** stable upper-snake code of the contract's section 4 (WALLET_REJECTED, WALLET_UNAVAILABLE, …) */
-  readonly code: string;
-  readonly walletCode: number | null;
-  readonly message: string;
-  readonly httpStatus: number;
-}
+export type TransactionError = CodedError;
 
 export interface TransactionRecord {
   readonly transactionId: string;

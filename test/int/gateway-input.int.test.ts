@@ -1,16 +1,19 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { API_KEY, engine, launch, startHarness, txKeyCount, type Harness } from '../support/gateway-harness';
+import { rawRequest, sendAndWaitForClose } from '../support/raw-http';
 
 /**
- * Malformed engine requests: each gets 400/401/413, causes no wallet call and writes no
+ * Malformed engine requests: each gets 400/401/408/413, causes no wallet call and writes no
  * transaction record.
  */
+const BODY_TIMEOUT_MS = 500;
 let h: Harness;
 let eur: string;
 let jpy: string;
 
 beforeAll(async () => {
-  h = await startHarness({ label: 'gw-input' });
+  h = await startHarness({ label: 'gw-input', bodyTimeoutMs: BODY_TIMEOUT_MS });
   eur = (await launch(h, { currency: 'EUR' })).sessionId;
   jpy = (await launch(h, { currency: 'JPY' })).sessionId;
   h.sim.clearCalls();
@@ -125,5 +128,66 @@ describe('malformed engine requests', () => {
     const balance = await agent.post(`/engine/v1/sessions/${eur}/balance`).set('Authorization', `Bearer ${API_KEY}`).send('{}');
     expect(balance.status).toBe(200);
     h.sim.clearCalls();
+  });
+});
+
+describe('bodies that are not what they say (never a 5xx)', () => {
+  const headers = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', ...extra });
+  const betBytes = (id: Buffer) => Buffer.concat([Buffer.from('{"round_id":"r1","transaction_id":"'), id, Buffer.from('","amount":1}')]);
+  const errorLines = () => h.logs.filter((l) => l.includes('"level":50')).length;
+
+  it.each([
+    ['a corrupt gzip body', 'gzip', Buffer.from('\x1f\x8b\x08\x00garbage', 'latin1')],
+    ['a gzip body cut short', 'gzip', gzipSync('{"round_id":"r1","transaction_id":"t1","amount":1}').subarray(0, 20)],
+    ['a corrupt brotli body', 'br', Buffer.from('\xff\xff\xff\xffnot brotli at all', 'latin1')],
+    ['an unknown Content-Encoding', 'x-unknown', Buffer.from('{}')],
+    ['invalid UTF-8 inside a gzip body', 'gzip', gzipSync(betBytes(Buffer.from([0x6a, 0xff, 0xfe])))],
+  ])('%s is 400 naming the body, logged as no failure', async (_label, encoding, bytes) => {
+    const errorsBefore = errorLines();
+    const res = await rawRequest(h.url, 'POST', `/engine/v1/sessions/${eur}/bet`, headers({ 'content-encoding': encoding }), bytes);
+    expect(res.status).toBe(400);
+    const answer = JSON.parse(res.text);
+    expect(answer.error).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'body', message: expect.any(String) }] });
+    expect(h.sim.calls()).toHaveLength(0);
+    expect(errorLines()).toBe(errorsBefore);
+    // gzip of a good body still works afterwards
+    expect((await rawRequest(h.url, 'POST', `/engine/v1/sessions/${eur}/balance`, headers({ 'content-encoding': 'br' }), brotliCompressSync('{}'))).status).toBe(200);
+    h.sim.clearCalls();
+  });
+
+  it('refuses invalid UTF-8, so two different byte strings never become one id', async () => {
+    for (const id of [Buffer.from([0x6a, 0xff, 0xfe]), Buffer.from([0x6a, 0xfe, 0xff]), Buffer.from([0x73, 0x75, 0xed, 0xa0, 0x80])]) {
+      const res = await rawRequest(h.url, 'POST', `/engine/v1/sessions/${eur}/bet`, headers(), betBytes(id));
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text).error.fields).toEqual([{ field: 'body', message: 'is not valid UTF-8' }]);
+    }
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+
+  it.each([
+    ['a lone high surrogate', '{"round_id":"r1","transaction_id":"su\\ud800","amount":1}', 'transaction_id'],
+    ['a lone low surrogate', '{"round_id":"r1","transaction_id":"su\\udfff","amount":1}', 'transaction_id'],
+    ['a lone surrogate in round_id', '{"round_id":"\\udc00r","transaction_id":"t1","amount":1}', 'round_id'],
+  ])('refuses %s in an id with 400 naming it', async (_label, raw, field) => {
+    const res = await engine(h, `/sessions/${eur}/bet`, raw);
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields).toEqual([{ field, message: expect.stringContaining('lone surrogate') }]);
+    expect(h.sim.calls()).toHaveLength(0);
+  });
+
+  it('answers 408 and closes the connection when the body has not fully arrived by the deadline', async () => {
+    const head = [
+      `POST /engine/v1/sessions/${eur}/bet HTTP/1.1`,
+      'Host: gateway.test',
+      `Authorization: Bearer ${API_KEY}`,
+      'Content-Type: application/json',
+      'Content-Length: 100',
+    ].join('\r\n');
+    const received = await sendAndWaitForClose(h.url, head, '{"');
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(received).toMatch(/\r\nconnection: close\r\n/i);
+    const answer = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
+    expect(answer).toMatchObject({ state: 'failed', error: { code: 'REQUEST_TIMEOUT', wallet_code: null } });
+    expect(h.sim.calls()).toHaveLength(0);
   });
 });

@@ -1,5 +1,6 @@
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { stringifyJson, jsonNumber } from '../../src/lib/json';
+import { waitFor } from '../../src/lib/wait-for';
 import { startGateway, type RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
@@ -80,21 +81,10 @@ async function post(session: string, route: 'bet' | 'win' | 'refund' | 'end', fi
 }
 
 async function finalRecord(id: string): Promise<RecordView> {
-  return until(`${id} final`, async () => {
+  return waitFor(`${id} final`, async () => {
     const view = await client.record(id, 0);
     return view && FINAL.has(view.state) ? view : undefined;
-  });
-}
-
-/** Polls until `probe` gives a value, within a deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  }, 20_000);
 }
 
 const callsOf = (operation: string, transactionId?: string) =>
@@ -250,14 +240,14 @@ describe('money at the edges', () => {
     const start = balanceOf(player);
     sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
     const bet = post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '3.00' });
-    await until('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+    await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
     const refund = await post(session, 'refund', { round_id: round, transaction_id: `${round}-r`, bet_transaction_id: `${round}-other`, amount: '3.00' });
     expect(status(refund)).toBe(422);
     expect(refund.kind === 'answer' && refund.code).toBe('BET_NOT_FOUND');
     expect(status(await bet)).toBe(503);
     await runWorker();
     expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
-    await until('the debit rolled back at the wallet', async () => balanceOf(player) === start);
+    await waitFor('the debit rolled back at the wallet', async () => balanceOf(player) === start);
     expect(callsOf('rollback', `${round}-r`)).toHaveLength(0);
   }, 30_000);
 
@@ -271,8 +261,8 @@ describe('money at the edges', () => {
     expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.50' }))).toBe(503);
     sim.faults.latency('debit', 0);
     await runWorker();
-    await until('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
-    await until('the late debit rolled back', async () => balanceOf(player) === start, 15_000);
+    await waitFor('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
+    await waitFor('the late debit rolled back', async () => balanceOf(player) === start, 15_000);
     expect(sim.ledger.appliedCount(`${round}-b`)).toBe(1);
     expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
   }, 40_000);
@@ -306,13 +296,13 @@ describe('money at the edges', () => {
     expect(status(await post(session, 'end', {}))).toBe(202);
     const redis = createRedis(redisUrl());
     try {
-      await until('the terminate given up and listed', async () => (await redis.zcard(keysFor(prefix).terminateFailedIndex())) === 1, 15_000);
+      await waitFor('the terminate given up and listed', async () => (await redis.zcard(keysFor(prefix).terminateFailedIndex())) === 1, 15_000);
       expect(callsOf('terminate').length).toBeGreaterThan(2);
       sim.faults.clear();
       // Driven again: sent at once (200), or by the job (202).
       expect([200, 202]).toContain(status(await post(session, 'end', {})));
-      await until('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
-      await until('the session ended', async () => (await redis.hget(keysFor(prefix).session(session), 'state')) === 'ended');
+      await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
+      await waitFor('the session ended', async () => (await redis.hget(keysFor(prefix).session(session), 'state')) === 'ended');
       expect(await redis.zcard(keysFor(prefix).terminateFailedIndex())).toBe(0);
     } finally {
       await closeRedis(redis);
@@ -333,7 +323,7 @@ describe('money at the edges', () => {
     expect(await redrive(`${round}-w`)).toBe(202);
     expect((await finalRecord(`${round}-w`)).state).toBe('succeeded');
     expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
-    await until('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
+    await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
     const ops = sim.calls().filter((c) => c.code === Code.Success).map((c) => c.operation);
     expect(ops.lastIndexOf('terminate')).toBeGreaterThan(ops.lastIndexOf('credit'));
   }, 30_000);

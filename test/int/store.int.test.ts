@@ -5,6 +5,7 @@ import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
+import { codedError } from '../../src/lib/error-codes';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
 import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
@@ -186,7 +187,7 @@ describe('transaction store', () => {
     expect(await bodyFieldsOf('d-no')).toEqual([]);
 
     // compensation: the debit keeps its body while compensating, both drop it once compensated
-    const error = { code: 'WALLET_UNAVAILABLE', walletCode: null, message: 'timeout', httpStatus: 503 };
+    const error = codedError('WALLET_UNAVAILABLE', { message: 'timeout' });
     const compensate = async (debitId: string, round: string) => {
       await claim(t('debit', debitId, round));
       const debit = (await txs.get(debitId))!;
@@ -284,7 +285,7 @@ describe('transaction store', () => {
     const debit = (await txs.get('b5'))!;
     const compensation = compensationFor(debit, now);
     expect(compensation.transactionId).toBe(compensationTransactionId('b5'));
-    const error = { code: 'WALLET_UNAVAILABLE', walletCode: null, message: 'timeout', httpStatus: 503 };
+    const error = codedError('WALLET_UNAVAILABLE', { message: 'timeout' });
     const start = { debit, error, attempts: 1, lastWalletCode: null, history: ['unknown' as const], compensation, leaseUntil: now };
     expect(await txs.beginCompensation(start)).toEqual({ kind: 'created', compensationId: compensation.transactionId });
     expect(await txs.beginCompensation(start)).toEqual({ kind: 'not_pending', state: 'compensating' });

@@ -48,6 +48,8 @@ export interface HarnessOptions {
   label: string;
   /** Gateway environment over the harness's own (e.g. WALLET_TIMEOUT_MS, MULTI_BET_GAMES). */
   env?: Record<string, string>;
+  /** The engine API's body deadline (default the contract's 10 s). */
+  bodyTimeoutMs?: number;
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
@@ -88,7 +90,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     });
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway-test', destination });
     // No drain: a test's request still hanging at the end is cut at once.
-    const gateway = await startGateway(config, logger, { host: '127.0.0.1', metrics: createMetrics({ defaultMetrics: false }), drainTimeoutMs: 0 });
+    const gateway = await startGateway(config, logger, {
+      host: '127.0.0.1',
+      metrics: createMetrics({ defaultMetrics: false }),
+      drainTimeoutMs: 0,
+      bodyTimeoutMs: options.bodyTimeoutMs,
+    });
     closers.defer('gateway', () => gateway.close());
     const { redis, keys, sessions, transactions, duties, wallet } = gateway.parts;
     return {

@@ -1,0 +1,44 @@
+import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+
+/** A bad variable stops the process with a message naming it and what is wrong, never its value. */
+const valid = {
+  WALLET_BASE_URL: 'http://wallet.test',
+  WALLET_BASIC_USER: 'gw',
+  WALLET_BASIC_PASSWORD: 'pw-value-1',
+  WALLET_SIGNING_SECRET: 'signing-value-2',
+  PROVIDER_ID: '1',
+  ENGINE_API_KEY: 'engine-value-3',
+};
+
+function messageOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('configuration errors', () => {
+  it.each([
+    ['WALLET_BASE_URL', 'ftp://u:secret@x', ['secret', 'ftp://', 'u:']],
+    ['WALLET_BASE_URL', 'not a url with hunter2', ['hunter2']],
+    ['REDIS_URL', 'http://:redis-pass@cache:6379', ['redis-pass', 'cache:6379']],
+    ['WALLET_TIMEOUT_MS', 'ms-hunter2', ['hunter2']],
+    ['WALLET_SIGNATURE_ALGO', 'md5-hunter2', ['hunter2']],
+    ['PROVIDER_ID', '-hunter2', ['hunter2']],
+  ])('%s=%j is named with what is wrong, its value never echoed', (variable, value, hidden) => {
+    for (const load of [loadGatewayConfig, loadWorkerConfig]) {
+      const message = messageOf(() => load({ ...valid, [variable]: value }));
+      expect(message).toContain(`${variable}: `);
+      for (const text of hidden) expect(message).not.toContain(text);
+    }
+  });
+
+  it('says what is wrong with a URL and which variables are missing', () => {
+    expect(messageOf(() => loadGatewayConfig({ ...valid, WALLET_BASE_URL: 'ftp://u:secret@x' }))).toContain('WALLET_BASE_URL: must be an http:// or https:// URL');
+    const missing = messageOf(() => loadGatewayConfig({ PROVIDER_ID: '1' }));
+    for (const name of ['WALLET_BASE_URL', 'WALLET_BASIC_PASSWORD', 'ENGINE_API_KEY']) expect(missing).toMatch(new RegExp(`${name}: .*\\(missing\\)`));
+  });
+});
