@@ -1,8 +1,9 @@
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
+import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, TransactionStore } from '../src/store/transactions';
@@ -14,6 +15,10 @@ import { RetryLater } from './backoff';
 export interface RetryProcessorDeps {
   readonly store: TransactionStore;
   readonly wallet: WalletClient;
+  /** While the wallet circuit breaker is not closed, no attempt is made and none of the budget is spent. */
+  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'refused' | 'allowsCalls'>;
+  /** Holds the whole retry queue back for this long (BullMQ queue.rateLimit). */
+  readonly rateLimit: (ms: number) => Promise<void>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly unit: DelayUnit;
@@ -33,13 +38,16 @@ export interface RetryProcessorDeps {
   readonly now: () => number;
 }
 
+/** How long a status question waits for the wallet circuit breaker before it looks again. */
+const WAIT_FOR_BREAKER_MS = 1_000;
+
 /**
  * One run of a retry job: one wallet attempt of a pending credit, rollback or compensation, read by
  * the shared settlement, then the store update and the next step (complete, BullMQ backoff, or end
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, wallet, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
@@ -79,7 +87,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
         const outcome = recordedOutcome(record.history.at(-1)!);
         const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
-        return apply(record, next);
+        return apply(record, next, token);
       }
       // Only a stalled job picked up again can come early; the spec's delay still holds.
       const dueAt = record.updatedAt + decision.delayMs;
@@ -88,6 +96,16 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         await job.moveToDelayed(dueAt, token);
         throw new DelayedError();
       }
+    }
+
+    // The wallet is down: back to wait, the queue held until the breaker's probe; no attempt is made
+    // and none of the spec's budget is spent.
+    const gate = await breaker.gate();
+    if (gate.kind === 'wait') {
+      breaker.refused('retry');
+      if (token === undefined) throw new RetryLater(gate.ms, 'wallet circuit breaker open');
+      await rateLimit(gate.ms);
+      throw Worker.RateLimitError();
     }
 
     // Count the try before it goes out: a crash mid-call still uses up one attempt.
@@ -106,11 +124,12 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (!started) return 'settled-elsewhere';
 
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
+    if (gate.kind === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
-    return apply(record, next);
+    return apply(record, next, token);
   };
 
-  async function apply(record: TransactionRecord, next: RetryNext): Promise<string> {
+  async function apply(record: TransactionRecord, next: RetryNext, token: string | undefined): Promise<string> {
     const log = logger.child({ transaction_id: record.transactionId, kind: record.kind, compensation: record.isCompensation });
     switch (next.kind) {
       case 'retry': {
@@ -124,12 +143,21 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       case 'settle':
         return finish(record, next.update, log);
       case 'triage':
-        return triage(record, next, log);
+        return triage(record, next, log, token);
     }
   }
 
   /** The answers left open whether the wallet applied something: wallet `status` decides (a query, not a retry). */
-  async function triage(record: TransactionRecord, next: Triage, log: Logger): Promise<string> {
+  async function triage(record: TransactionRecord, next: Triage, log: Logger, token: string | undefined): Promise<string> {
+    if (!breaker.allowsCalls()) {
+      // No status question while the wallet is down (an unclear answer would make it dead): keep
+      // the last answer and wait; the next run comes back here.
+      if (!(await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: null }))) return 'settled-elsewhere';
+      breaker.refused('status');
+      if (token === undefined) throw new RetryLater(WAIT_FOR_BREAKER_MS, 'wallet circuit breaker open');
+      await rateLimit(WAIT_FOR_BREAKER_MS);
+      throw Worker.RateLimitError();
+    }
     // Store the last answer first, so a crash during the query resumes at the triage.
     const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: now() + inFlightMs, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';

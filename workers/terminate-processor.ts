@@ -1,6 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { TerminateJobData } from '../src/duties/queues';
 import { retryDelayMs, type DelayUnit } from '../src/duties/retry-policy';
+import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import type { Logger } from '../src/observability/logger';
 import { OTHER_SESSIONS_RECHECK_MS, walletSessionFields, type SessionStore } from '../src/store/sessions';
 import { Code, retryClass } from '../src/wallet/codes';
@@ -10,6 +11,7 @@ import { RetryLater } from './backoff';
 export interface TerminateProcessorDeps {
   readonly sessions: SessionStore;
   readonly wallet: WalletClient;
+  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'refused'>;
   readonly logger: Logger;
   readonly providerId: string;
   readonly unit: DelayUnit;
@@ -35,7 +37,7 @@ export const TERMINATE_MAX_DELAY_MS = 60_000;
  * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
+  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
 
   /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
   async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
@@ -46,6 +48,11 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
 
   return async function processTerminate(job: Job<TerminateJobData>, token?: string): Promise<string> {
     const { tokenRef } = job.data;
+    const gate = await breaker.gate();
+    if (gate.kind === 'wait') {
+      breaker.refused('terminate');
+      return later(job, token, gate.ms, 'wallet circuit breaker open');
+    }
     const leaseUntil = now() + leaseMs;
     const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
     switch (taken.kind) {
@@ -67,6 +74,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     if (fields === undefined) return 'missing';
     const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
     const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
+    if (gate.kind === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated', balance: outcome.response.balance });

@@ -3,6 +3,7 @@ import { compensationTransactionId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
 import { codedError } from '../src/lib/error-codes';
+import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import { walletSessionFields, type SessionStore } from '../src/store/sessions';
@@ -23,6 +24,8 @@ export interface UpkeepDeps {
   readonly deadCheckWindowMs: number;
   readonly deadCheckIntervalMs: number;
   readonly providerId: string;
+  /** While the wallet circuit breaker is not closed the upkeep asks the wallet nothing. */
+  readonly breaker: Pick<WalletBreaker, 'allowsCalls'>;
   readonly now: () => number;
 }
 
@@ -101,7 +104,7 @@ async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): 
   const tried = debit.attempts > 0;
   const attempts = tried ? debit.attempts : 1;
   const history = tried ? debit.history : (['unknown'] as const);
-  const fields = await statusFieldsOf(deps, debit);
+  const fields = deps.breaker.allowsCalls() ? await statusFieldsOf(deps, debit) : undefined;
   const status = fields === undefined ? undefined : await wallet.call('status', fields);
   if (status?.kind === 'ok') {
     const balance = status.response.balance;
@@ -170,6 +173,7 @@ async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Prom
 export async function deadCheck(deps: UpkeepDeps): Promise<number> {
   const { store, wallet, logger, now } = deps;
   // Read the ids first: settling removes entries and would shift the pages.
+  if (!deps.breaker.allowsCalls()) return 0;
   const { ids } = await store.listDead(0, DEAD_CHECK_BATCH);
   let settled = 0;
   for (const id of ids) {

@@ -12,6 +12,9 @@ import { createTransactionStore } from '../src/store/transactions';
 import { createWalletClient } from '../src/wallet/client';
 import type { WalletClient } from '../src/wallet/protocol';
 import { hmacSigner } from '../src/wallet/signer';
+import { BREAKER_POLICY } from '../src/duties/breaker-policy';
+import { createWalletBreaker } from '../src/duties/wallet-breaker';
+import { createBreakerStore } from '../src/store/breaker';
 import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
@@ -80,19 +83,26 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
+  const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
+  closers.defer('redis', () => closeRedis(redis));
+  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
+  closers.defer('queue redis', () => closeRedis(bullmq));
+  const keys = keysFor(config.QUEUE_PREFIX);
+  const breaker = createWalletBreaker({ store: createBreakerStore(redis, keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics, now });
+  const observe = walletCallObserver(logger, metrics);
   const wallet =
     deps.wallet ??
     createWalletClient({
       settings: config,
       signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-      onCall: walletCallObserver(logger, metrics),
+      onCall: (event) => {
+        observe(event);
+        breaker.observe(event);
+      },
     });
   closers.defer('wallet client', () => wallet.close());
-
-  const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
-  closers.defer('redis', () => closeRedis(redis));
-  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
-  closers.defer('queue redis', () => closeRedis(bullmq));
+  breaker.start(wallet);
+  closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);
   if (!eviction.ok) {
     logger.error(
@@ -101,7 +111,6 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     );
   }
 
-  const keys = keysFor(config.QUEUE_PREFIX);
   const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
   // The worker never creates or renews sessions; it ends them with their token's terminate.
   const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
@@ -121,11 +130,15 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
     deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
     providerId: config.PROVIDER_ID,
+    breaker,
     now,
   };
   const processRetry = createRetryProcessor({
     store,
     wallet,
+    breaker,
+    // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
+    rateLimit: (ms) => queues.retry.rateLimit(ms),
     logger,
     metrics,
     unit: config.RETRY_DELAY_UNIT,
@@ -139,6 +152,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const processTerminate = createTerminateProcessor({
     sessions,
     wallet,
+    breaker,
     logger,
     providerId: config.PROVIDER_ID,
     unit: config.RETRY_DELAY_UNIT,
@@ -152,7 +166,12 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
 
   const common = { connection: bullmq, prefix: config.QUEUE_PREFIX, ...locks, settings: { backoffStrategy } };
   const workers = [
-    new Worker<RetryJobData>(QUEUE_NAMES.retry, processRetry, { ...common, concurrency: config.WORKER_CONCURRENCY }),
+    new Worker<RetryJobData>(QUEUE_NAMES.retry, processRetry, {
+      ...common,
+      concurrency: config.WORKER_CONCURRENCY,
+      // The ceiling a backlog drains at after an outage, over all workers (0: none).
+      ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: config.WALLET_RETRY_RATE, duration: 1000 } } : {}),
+    }),
     new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, concurrency: 10 }),
     new Worker(
       QUEUE_NAMES.upkeep,

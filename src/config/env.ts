@@ -86,6 +86,15 @@ const workerOnly = {
   SWEEP_INTERVAL_MS: positiveInt.default(10_000),
 };
 
+/** Read by the worker only. */
+const workerQueueOnly = {
+  /**
+   * Retry jobs started per second at most, over all workers (BullMQ's own limiter): the ceiling at
+   * which a backlog drains after a wallet outage. 0 = none.
+   */
+  WALLET_RETRY_RATE: z.coerce.number().int().min(0).default(500),
+};
+
 /** Read by the worker process only: the gateway's own /metrics already serves its port. */
 const workerProcessOnly = {
   /** The worker's GET /metrics and /healthz; unset = no server (several workers may share a host). 0 = any free port. */
@@ -97,6 +106,7 @@ const workerSchema = z.object({
   ...shared,
   ...wallet,
   ...workerOnly,
+  ...workerQueueOnly,
   ...workerProcessOnly,
   RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS,
 });

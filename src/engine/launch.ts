@@ -14,11 +14,15 @@ export function fillGameUrl(template: string, sessionId: string, gameId: string)
 }
 
 export function createLaunch(deps: EngineDeps): Launch {
-  const { wallet, sessions, config, clock } = deps;
+  const { wallet, sessions, config, clock, breaker } = deps;
   return async (query, context = NO_CONTEXT) => {
     const parsed = launchQuery.safeParse(query);
     if (!parsed.success) return { kind: 'failed', error: errors.validation(fieldIssues(parsed.error)) };
     const q = parsed.data;
+    if (!breaker.allowsCalls()) {
+      breaker.refused('authenticate');
+      return { kind: 'failed', error: errors.walletDown() };
+    }
     const outcome = await wallet.call('authenticate', {
       token: q.token,
       player_id: q.player_id,

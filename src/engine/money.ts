@@ -67,7 +67,7 @@ export interface MoneyCalls {
 }
 
 export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
-  const { wallet, sessions, transactions, duties, config, clock, logger } = deps;
+  const { wallet, sessions, transactions, duties, config, clock, logger, breaker } = deps;
   const multiBet = new Set(config.MULTI_BET_GAMES);
 
   async function run(sessionId: string, p: Parsed, context: RequestContext): Promise<Answer> {
@@ -79,6 +79,12 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const digits = currencyDigits(config, session.currency);
     const issue = amountIssue(p.amount, digits, p.kind === 'debit');
     if (issue !== undefined) return failed(errors.validation([issue]));
+    if (p.kind === 'debit' && !breaker.allowsCalls()) {
+      // The wallet is down: the player is told at once, and nothing was claimed or taken, so the
+      // same bet may simply be sent again later.
+      breaker.refused('debit');
+      return failed(errors.walletDown());
+    }
     const amountMinor = toMinor(p.amount, digits).toString();
 
     // multi_bet games: every bet is its own wallet round, named by the bet's id; a win or refund
@@ -129,6 +135,14 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
+    if (!breaker.allowsCalls()) {
+      // A win or refund while the wallet is down: acknowledged and queued, never sent inline; its
+      // retries wait for the breaker and spend none of their budget meanwhile.
+      breaker.refused('inline');
+      if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return reread(record, lastBalance);
+      await duties.enqueueRetry(p.transactionId, 0);
+      return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
+    }
 
     const outcome = await wallet.send(p.kind, walletBody, context);
     const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });

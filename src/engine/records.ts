@@ -48,8 +48,9 @@ export function storedAnswer(record: TransactionRecord, lastKnownBalance: string
     case 'succeeded':
       return { state: 'succeeded', transactionId: record.transactionId, balance: record.balance ?? lastKnownBalance, currency: record.currency };
     case 'pending':
-      // attempts 0: the first call is still at the wallet, unless the record is held behind its round.
-      return record.attempts === 0 && !record.deferred ? failed(errors.inProgress()) : pending();
+      // attempts 0: the first call is still at the wallet, unless the record is held behind its round
+      // or was queued while the wallet was down.
+      return record.attempts === 0 && !record.deferred && !record.queued ? failed(errors.inProgress()) : pending();
     case 'dead':
       return record.kind === 'debit' ? failed(record.error ?? UNRECORDED_REFUSAL) : pending();
     case 'failed':

@@ -14,7 +14,7 @@ export interface SessionCalls {
 const TERMINATE_LEASE_MARGIN_MS = 5_000;
 
 export function createSessionCalls(deps: EngineDeps): SessionCalls {
-  const { wallet, sessions, duties, config, clock, logger } = deps;
+  const { wallet, sessions, duties, config, clock, logger, breaker } = deps;
 
   return {
     async balance(sessionId, body, context = NO_CONTEXT) {
@@ -24,6 +24,10 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       if (session === undefined) return failed(errors.sessionNotFound());
       // The wallet token is deactivated once terminate went out.
       if (session.state === 'ended') return failed(errors.sessionEnded());
+      if (!breaker.allowsCalls()) {
+        breaker.refused('balance');
+        return failed(errors.walletDown());
+      }
       const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind !== 'ok') return failed(errorFor(outcome));
       await sessions.touch(session, outcome.response.balance);
@@ -59,6 +63,13 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
         return answer('pending', ended.balance);
       }
 
+      if (!breaker.allowsCalls()) {
+        // The terminate waits for the wallet like any background call: give the lease back to its job.
+        breaker.refused('terminate');
+        await sessions.finishTerminate(session.tokenRef, { outcome: 'retry', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode: null });
+        await duties.enqueueTerminate(session.tokenRef);
+        return answer('pending', ended.balance);
+      }
       const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind === 'ok') {
         await sessions.finishTerminate(session.tokenRef, { outcome: 'terminated', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode: Code.Success, balance: outcome.response.balance });

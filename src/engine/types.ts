@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '../config/env';
 import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
+import type { WalletBreaker } from '../duties/wallet-breaker';
 import type { Logger } from '../observability/logger';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionStore } from '../store/transactions';
@@ -29,6 +30,8 @@ export interface EngineDeps {
   readonly config: EngineConfig;
   readonly clock: () => number;
   readonly logger: Logger;
+  /** The wallet circuit breaker: while it is not closed no call is made inline (docs/background.md). */
+  readonly breaker: Pick<WalletBreaker, 'allowsCalls' | 'refused'>;
 }
 
 export interface FieldIssue {
@@ -82,6 +85,8 @@ export const errors = {
   roundHasBet: (): EngineError => codedError('ROUND_HAS_BET'),
   betNotFound: (): EngineError => codedError('BET_NOT_FOUND'),
   betAlreadyRefunded: (): EngineError => codedError('BET_ALREADY_REFUNDED'),
+  /** Refused without a wallet call: the wallet circuit breaker is open (nothing was taken). */
+  walletDown: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet is unavailable (circuit breaker open); nothing was sent, repeat later' }),
 } as const;
 
 /**

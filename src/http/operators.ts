@@ -1,3 +1,5 @@
+import type { BreakerState } from '../duties/breaker-policy';
+import type { WalletBreaker } from '../duties/wallet-breaker';
 import cluster from 'node:cluster';
 import { Router, type Request, type Response } from 'express';
 import type Redis from 'ioredis';
@@ -22,6 +24,8 @@ import { createAdminRouter } from './admin';
 export interface CheckResult {
   readonly ok: boolean;
   readonly detail: string;
+  /** What /readyz shows instead of `down` (the wallet circuit breaker: `open`, `half_open`). */
+  readonly label?: string;
 }
 
 export interface Readiness {
@@ -36,6 +40,8 @@ export interface Readiness {
 export interface ReadinessOptions {
   redis: Pick<Redis, 'ping'>;
   wallet: Pick<WalletClient, 'healthCheck'>;
+  /** The wallet circuit breaker's state: while not closed the wallet counts as down, named by the state. */
+  breaker?: () => BreakerState;
   /** An answer is reused this long, so a crowd of probes cannot hammer the wallet. Default 1500. */
   cacheMs?: number;
   /** Redis must answer PING within this. Default 1000. */
@@ -75,7 +81,11 @@ export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe 
   let running: Promise<Readiness> | undefined;
 
   async function run(): Promise<Readiness> {
-    const [redis, wallet] = await Promise.all([pingRedis(options.redis, redisTimeoutMs), checkWallet(options.wallet)]);
+    const breaker = options.breaker?.() ?? 'closed';
+    const [redis, wallet] = await Promise.all([
+      pingRedis(options.redis, redisTimeoutMs),
+      breaker === 'closed' ? checkWallet(options.wallet) : Promise.resolve({ ok: false, detail: `circuit breaker ${breaker}`, label: breaker }),
+    ]);
     const failed = [...(redis.ok ? [] : ['redis' as const]), ...(wallet.ok ? [] : ['wallet' as const])];
     return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock() };
   }
@@ -114,7 +124,7 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
     const result = await deps.readiness.check();
     // The details (addresses, error text) go to the log only: /readyz answers anyone.
     if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
-    const state = (check: CheckResult): 'up' | 'down' => (check.ok ? 'up' : 'down');
+    const state = (check: CheckResult): string => (check.ok ? 'up' : (check.label ?? 'down'));
     res
       .status(result.ready ? 200 : 503)
       .set('cache-control', 'no-store')
@@ -142,6 +152,7 @@ export interface OperatorWiring {
   /** The store's connection (PING for /readyz). */
   redis: Redis;
   wallet: WalletClient;
+  breaker: Pick<WalletBreaker, 'state'>;
   transactions: TransactionStore;
   queues: Queues;
 }
@@ -160,7 +171,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
     createOperatorRouter({
-      readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet }),
+      readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet, breaker: () => w.breaker.state() }),
       metrics,
       queueMetrics,
       // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.

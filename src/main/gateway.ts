@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import type Redis from 'ioredis';
 import { loadGatewayConfig, type GatewayConfig } from '../config/env';
+import { BREAKER_POLICY } from '../duties/breaker-policy';
 import { createDuties, type QueueDuties } from '../duties/queues';
+import { createWalletBreaker, type WalletBreaker } from '../duties/wallet-breaker';
 import { createEngine } from '../engine';
 import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
@@ -14,6 +16,7 @@ import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
+import { createBreakerStore } from '../store/breaker';
 import { keysFor, type Keys } from '../store/keys';
 import { closeRedis, createRedis } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
@@ -46,6 +49,7 @@ export interface GatewayParts {
   readonly transactions: TransactionStore;
   readonly duties: QueueDuties;
   readonly wallet: WalletClient;
+  readonly breaker: WalletBreaker;
 }
 
 export interface GatewayOptions {
@@ -82,21 +86,28 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
   const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
+  const breaker = createWalletBreaker({ store: createBreakerStore(redis, keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics });
+  const observe = walletCallObserver(logger.child({ component: 'wallet' }), metrics);
   const wallet =
     options.wallet ??
     createWalletClient({
       settings: config,
       signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-      onCall: walletCallObserver(logger.child({ component: 'wallet' }), metrics),
+      onCall: (event) => {
+        observe(event);
+        breaker.observe(event);
+      },
     });
   closers.defer('wallet client', () => wallet.close());
+  breaker.start(wallet);
+  closers.defer('wallet breaker', () => breaker.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
   closers.defer('queues', () => duties.close());
-  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger });
+  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger, breaker });
   const demoGame = config.DEMO_GAME
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
-  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, transactions, queues: duties.queues }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, breaker, transactions, queues: duties.queues }), ...demoGame];
   const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -110,7 +121,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     url: `http://127.0.0.1:${port}`,
     server,
     metrics,
-    parts: { redis, keys, sessions, transactions, duties, wallet },
+    parts: { redis, keys, sessions, transactions, duties, wallet, breaker },
     close: () => closers.closeAll(),
   };
 }

@@ -20,6 +20,14 @@ export interface Metrics {
   readonly deadTransactions: Counter<'kind'>;
   /** labels: queue, state (waiting | delayed | active | failed) */
   readonly queueDepth: Gauge<'queue' | 'state'>;
+  /** The wallet circuit breaker as this process last read it: 0 closed, 1 half-open, 2 open. */
+  readonly walletBreakerState: Gauge;
+  /** Seconds since the breaker opened (0 while closed). */
+  readonly walletBreakerOpenSeconds: Gauge;
+  /** Calls not made because the breaker was not closed; labels: call (debit | inline | retry | …) */
+  readonly walletBreakerRefused: Counter<'call'>;
+  /** Transitions this process made; labels: to (open | half_open | closed) */
+  readonly walletBreakerTransitions: Counter<'to'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -70,6 +78,31 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['queue', 'state'],
       // Read from Redis by the scraping process: the same for every process, never summed.
       aggregator: 'omit',
+      registers: [registry],
+    }),
+    // Every process reads the same shared state: the largest is the answer, never the sum.
+    walletBreakerState: new Gauge({
+      name: 'wallet_breaker_state',
+      help: 'Wallet circuit breaker: 0 closed, 1 half-open, 2 open',
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    walletBreakerOpenSeconds: new Gauge({
+      name: 'wallet_breaker_open_seconds',
+      help: 'Seconds since the wallet circuit breaker opened (0 while closed)',
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    walletBreakerRefused: new Counter({
+      name: 'wallet_breaker_refused_total',
+      help: 'Wallet calls not made because the circuit breaker was not closed, by call',
+      labelNames: ['call'],
+      registers: [registry],
+    }),
+    walletBreakerTransitions: new Counter({
+      name: 'wallet_breaker_transitions_total',
+      help: 'Wallet circuit breaker transitions made by this process, by new state',
+      labelNames: ['to'],
       registers: [registry],
     }),
   };

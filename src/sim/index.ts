@@ -46,6 +46,8 @@ export interface RunningSimulator {
   readonly faults: FaultController;
   readonly ledger: Ledger;
   calls(): readonly RecordedCall[];
+  /** The calls of the seven wallet operations, without health checks (a gateway asks those on its own). */
+  walletCalls(): readonly RecordedCall[];
   clearCalls(): void;
   close(): Promise<void>;
 }
@@ -123,6 +125,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     faults,
     ledger: wallet,
     calls: () => calls.list(),
+    walletCalls: () => calls.list().filter((c) => c.operation !== 'health-check'),
     clearCalls: () => calls.clear(),
     close() {
       closing ??= new Promise<void>((resolve) => {

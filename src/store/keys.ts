@@ -32,6 +32,10 @@ export interface Keys {
   terminateFailedIndex(): string;
   /** ZSET debit id → next `status` check of a debit the wallet said it never applied (contract 5.4). */
   recheckIndex(): string;
+  /** HASH: the wallet circuit breaker every process shares (state, probe time, trials). */
+  breaker(): string;
+  /** The lease of the one process that asks the wallet's health check now. */
+  breakerHealthLease(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -48,5 +52,7 @@ export function keysFor(prefix: string): Keys {
     endingIndex: () => `${prefix}:ending`,
     terminateFailedIndex: () => `${prefix}:terminate-failed`,
     recheckIndex: () => `${prefix}:recheck`,
+    breaker: () => `${prefix}:wallet-breaker`,
+    breakerHealthLease: () => `${prefix}:wallet-breaker-health`,
   };
 }

@@ -8,7 +8,7 @@ import type { NewTransaction, TransactionError, TransactionKind, TransactionReco
  */
 
 /** The record fields an update may set. */
-export type RecordUpdate = Partial<Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil'>>;
+export type RecordUpdate = Partial<Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil' | 'queued'>>;
 
 export const RECORD_FIELDS = {
   transactionId: 'id',
@@ -34,6 +34,7 @@ export const RECORD_FIELDS = {
   compensationId: 'compensation_id',
   isCompensation: 'is_compensation',
   deferred: 'deferred',
+  queued: 'queued',
   inFlightUntil: 'in_flight_until',
   recheckUntil: 'recheck_until',
   error: 'error',
@@ -130,6 +131,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     compensationId: orNull(h[f.compensationId]),
     isCompensation: h[f.isCompensation] === '1',
     deferred: h[f.deferred] === '1',
+    queued: h[f.queued] === '1',
     inFlightUntil: h[f.inFlightUntil] ? Number(h[f.inFlightUntil]) : null,
     recheckUntil: h[f.recheckUntil] ? Number(h[f.recheckUntil]) : null,
     error: parseError(h[f.error]),
@@ -162,6 +164,7 @@ export function newRecordFields(r: NewTransaction, now: number): string[] {
     f.history, '',
     f.isCompensation, r.isCompensation ? '1' : '0',
     f.deferred, '0',
+    f.queued, '0',
     // Counted in its round's `open` while not final (credits and rollbacks only; set by the scripts).
     'in_round', '0',
     f.createdAt, String(r.createdAt),
@@ -182,6 +185,7 @@ export function updateFields(u: RecordUpdate, now: number): string[] {
   if (u.balance !== undefined) out.push(f.balance, u.balance ?? '');
   if (u.error !== undefined) out.push(f.error, u.error === null ? '' : JSON.stringify(u.error));
   if (u.note !== undefined) out.push(f.note, u.note ?? '');
+  if (u.queued !== undefined) out.push(f.queued, u.queued ? '1' : '0');
   if (u.inFlightUntil !== undefined) out.push(f.inFlightUntil, u.inFlightUntil === null ? '' : String(u.inFlightUntil));
   return out;
 }

@@ -79,6 +79,11 @@ export interface TransactionRecord {
    */
   readonly deferred: boolean;
   /**
+   * A credit/rollback acknowledged (202) without an inline attempt because the wallet circuit
+   * breaker was not closed: queued for the background, never sent by the gateway.
+   */
+  readonly queued: boolean;
+  /**
    * A worker run is sending an attempt until then (set with the attempt's placeholder, cleared by
    * its settle): another run of the same job — a stalled job picked up again — must not send
    * meanwhile. Past it, a placeholder left behind means its run died.
@@ -99,7 +104,7 @@ export interface TransactionRecord {
 /** What a claim (or a compensation's start) records; the rest starts at its defaults. */
 export type NewTransaction = Omit<
   TransactionRecord,
-  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'inFlightUntil' | 'recheckUntil'
+  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'queued' | 'inFlightUntil' | 'recheckUntil'
 >;
 
 /** The public shape of a record (contract section 4, "Transaction record"). */

@@ -154,7 +154,7 @@ describe('contract error codes', () => {
     expect(tx.body.error.code).toBe('TRANSACTION_NOT_FOUND');
     const verify = await post('/transactions/unknown-tx/verify');
     expect(verify.status).toBe(404);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('UNAUTHORIZED without or with a wrong Bearer key', async () => {
@@ -228,7 +228,7 @@ describe('contract error codes', () => {
     expect(strayWin.body.error.code).toBe('BET_NOT_FOUND');
     const otherRound = await post(`/sessions/${sessionId}/win`, { round_id: 'other', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '1' });
     expect(otherRound.body.error.code).toBe('BET_NOT_FOUND');
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
 
     const win = await post(`/sessions/${sessionId}/win`, { round_id: 'r', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '0' });
     expect(win.status).toBe(200);
@@ -238,7 +238,7 @@ describe('contract error codes', () => {
     expect(late.body.error.code).toBe('ROUND_CLOSED');
     const lateWin = await post(`/sessions/${sessionId}/win`, { round_id: 'r', transaction_id: uniqueId('win'), bet_transaction_id: bet.body.transaction_id, amount: '1' });
     expect(lateWin.body.error.code).toBe('ROUND_CLOSED');
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('a win in another session of the same player finds the bet', async () => {
@@ -340,7 +340,7 @@ describe('wallet trouble handed to the background', () => {
     h.sim.clearCalls();
     const repeat = await post(`/sessions/${sessionId}/win`, { round_id: 'p', transaction_id: winId, bet_transaction_id: bet.body.transaction_id, amount: '2' });
     expect(repeat.status).toBe(202);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
 
     // end waits for the pending credit: 202 and a terminate job, no terminate call yet.
     const end = await post(`/sessions/${sessionId}/end`);
@@ -376,6 +376,6 @@ describe('wallet trouble handed to the background', () => {
     h.sim.clearCalls();
     const repeat = await post(`/sessions/${sessionId}/bet`, { round_id: 'c', transaction_id: betId, amount: '1' });
     expect(repeat.status).toBe(status);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 });

@@ -50,7 +50,7 @@ describe('idempotency', () => {
     const otherSession = (await launch(h)).sessionId;
     const elsewhere = await engine(h, `/sessions/${otherSession}/bet`, { round_id: 'r', transaction_id: id, amount: '1' });
     expect(elsewhere.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
-    expect(h.sim.calls().filter((c) => c.operation !== 'authenticate')).toHaveLength(0);
+    expect(h.sim.walletCalls().filter((c) => c.operation !== 'authenticate')).toHaveLength(0);
   });
 
   it('a duplicate while the first is still at the wallet gets IN_PROGRESS', async () => {

@@ -87,7 +87,7 @@ describe('malformed engine requests', () => {
     expect(res.body.request_id).toBe(res.headers['x-request-id']);
     expect(res.body.error.code).toBe({ 400: 'VALIDATION_FAILED', 401: 'UNAUTHORIZED', 413: 'PAYLOAD_TOO_LARGE' }[status]);
     if (c.fields) expect((res.body.error.fields as { field: string }[]).map((f) => f.field).sort()).toEqual([...c.fields].sort());
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
     expect(await txKeyCount(h)).toBe(before);
   });
 
@@ -111,7 +111,7 @@ describe('malformed engine requests', () => {
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ state: 'failed', error: { code: 'NOT_FOUND' } });
     expect(res.body.request_id).toBe(res.headers['x-request-id']);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('asks for the key before it says whether a route exists', async () => {
@@ -148,7 +148,7 @@ describe('bodies that are not what they say (never a 5xx)', () => {
     expect(res.status).toBe(400);
     const answer = JSON.parse(res.text);
     expect(answer.error).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'body', message: expect.any(String) }] });
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
     expect(errorLines()).toBe(errorsBefore);
     // gzip of a good body still works afterwards
     expect((await rawRequest(h.url, 'POST', `/engine/v1/sessions/${eur}/balance`, headers({ 'content-encoding': 'br' }), brotliCompressSync('{}'))).status).toBe(200);
@@ -161,7 +161,7 @@ describe('bodies that are not what they say (never a 5xx)', () => {
       expect(res.status).toBe(400);
       expect(JSON.parse(res.text).error.fields).toEqual([{ field: 'body', message: 'is not valid UTF-8' }]);
     }
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it.each([
@@ -172,7 +172,7 @@ describe('bodies that are not what they say (never a 5xx)', () => {
     const res = await engine(h, `/sessions/${eur}/bet`, raw);
     expect(res.status).toBe(400);
     expect(res.body.error.fields).toEqual([{ field, message: expect.stringContaining('lone surrogate') }]);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('answers 408 and closes the connection when the body has not fully arrived by the deadline', async () => {
@@ -188,6 +188,6 @@ describe('bodies that are not what they say (never a 5xx)', () => {
     expect(received).toMatch(/\r\nconnection: close\r\n/i);
     const answer = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
     expect(answer).toMatchObject({ state: 'failed', error: { code: 'REQUEST_TIMEOUT', wallet_code: null } });
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 });

@@ -94,14 +94,14 @@ describe('GET /launch', () => {
     expect(res.body.error.code).toBe('VALIDATION_FAILED');
     expect(res.body.error.wallet_code).toBeNull();
     expect((res.body.error.fields as { field: string }[]).map((f) => f.field).sort()).toEqual([...fields].sort());
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('refuses a parameter given twice', async () => {
     const res = await request(h.url).get(`/launch?token=a&token=b&player_id=1&site_id=1&currency=EUR&game_id=g`).set('Accept', 'application/json');
     expect(res.status).toBe(400);
     expect(res.body.error.fields).toEqual([{ field: 'token', message: expect.any(String) }]);
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
   it('maps a wallet refusal to the spec status, as JSON or as an HTML page', async () => {

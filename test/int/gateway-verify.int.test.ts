@@ -105,6 +105,6 @@ describe('verify', () => {
       balance: 99,
       wallet: { outcome: 'unknown', wallet_code: null, message: expect.stringMatching(/not asked: the session expired/), balance: null },
     });
-    expect(h.sim.calls()).toHaveLength(0);
+    expect(h.sim.walletCalls()).toHaveLength(0);
   });
 });

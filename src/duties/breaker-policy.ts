@@ -1,0 +1,98 @@
+import { signalsOutage } from '../wallet/codes';
+import type { WalletCallEvent } from '../wallet/protocol';
+
+/**
+ * When the wallet circuit breaker opens, probes and closes (docs/background.md, "Wallet outages").
+ * Pure: numbers and the sliding window only; the shared state lives in Redis (src/store/breaker.ts)
+ * and the process side in src/duties/wallet-breaker.ts.
+ */
+export interface BreakerPolicy {
+  /** The sliding window of wallet calls each process keeps. */
+  readonly windowMs: number;
+  /** Opens only on at least this many failing calls in the window … */
+  readonly minFailures: number;
+  /** … spread over at least this many different transactions (one stuck transaction is not an outage) … */
+  readonly minSubjects: number;
+  /** … making at least this share of the window's calls. */
+  readonly failureRatio: number;
+  /** Or on this many failed health checks in a row. */
+  readonly healthFailures: number;
+  /** How often one process (a lease) asks the wallet's health check while the breaker is closed. */
+  readonly healthIntervalMs: number;
+  /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
+  readonly firstProbeMs: number;
+  readonly maxProbeMs: number;
+  /** Real retries let through while half-open; all must pass to close. */
+  readonly trials: number;
+}
+
+export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
+  windowMs: 10_000,
+  minFailures: 8,
+  minSubjects: 4,
+  failureRatio: 0.5,
+  healthFailures: 2,
+  healthIntervalMs: 5_000,
+  firstProbeMs: 5_000,
+  maxProbeMs: 60_000,
+  trials: 3,
+});
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/**
+ * Whether one wallet call is evidence of an outage: an unknown outcome (timeout, reset,
+ * unparseable) or a code the table marks (2, 12, 13, 29, 42). A refusal with any other code is the
+ * wallet answering: evidence that it is up.
+ */
+export function isOutageSignal(event: Pick<WalletCallEvent, 'outcome' | 'code'>): boolean {
+  if (event.outcome === 'unknown') return true;
+  return event.outcome === 'rejected' && event.code !== null && signalsOutage(event.code);
+}
+
+/** Delay before the probe after the n-th consecutive opening (n ≥ 1). */
+export function probeDelayMs(openings: number, policy: BreakerPolicy = BREAKER_POLICY): number {
+  return Math.min(policy.maxProbeMs, policy.firstProbeMs * 2 ** Math.max(0, openings - 1));
+}
+
+interface Sample {
+  readonly at: number;
+  readonly failed: boolean;
+  /** The transaction id, or the operation for calls without one. */
+  readonly subject: string;
+}
+
+export interface WindowVerdict {
+  readonly open: boolean;
+  readonly calls: number;
+  readonly failures: number;
+  readonly subjects: number;
+}
+
+/** One process's sliding window of wallet calls. */
+export class OutcomeWindow {
+  private samples: Sample[] = [];
+
+  constructor(private readonly policy: BreakerPolicy = BREAKER_POLICY) {}
+
+  record(at: number, failed: boolean, subject: string): void {
+    this.samples.push({ at, failed, subject });
+  }
+
+  verdict(now: number): WindowVerdict {
+    const from = now - this.policy.windowMs;
+    let first = 0;
+    while (first < this.samples.length && this.samples[first]!.at < from) first += 1;
+    if (first > 0) this.samples = this.samples.slice(first);
+    const failing = this.samples.filter((s) => s.failed);
+    const subjects = new Set(failing.map((s) => s.subject)).size;
+    const calls = this.samples.length;
+    const open =
+      failing.length >= this.policy.minFailures && subjects >= this.policy.minSubjects && failing.length >= this.policy.failureRatio * calls;
+    return { open, calls, failures: failing.length, subjects };
+  }
+
+  clear(): void {
+    this.samples = [];
+  }
+}

@@ -1,0 +1,141 @@
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { BreakerStore, BreakerView } from '../store/breaker';
+import type { WalletCallEvent, WalletClient } from '../wallet/protocol';
+import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy, type BreakerState } from './breaker-policy';
+
+/**
+ * The wallet circuit breaker as one process sees it (contract 5.3 keeps its 10 retries; the breaker
+ * stops wasting them on an outage). The state is shared through Redis, so every gateway and worker
+ * agrees; each process keeps a cached copy (refreshed every REFRESH_MS) so the hot path asks no
+ * Redis while the breaker is closed, its own sliding window of wallet calls, and takes part in the
+ * health checks (one process at a time, by lease).
+ */
+export type RetryGate = { readonly kind: 'go' | 'trial' } | { readonly kind: 'wait'; readonly ms: number };
+
+export interface WalletBreaker {
+  state(): BreakerState;
+  /** Closed: the gateway may call the wallet inline. Otherwise bets are refused and wins queued. */
+  allowsCalls(): boolean;
+  /** Every wallet call's outcome, from the wallet client's onCall. */
+  observe(event: WalletCallEvent): void;
+  /** Before a background wallet call: go (closed), a trial (half-open), or wait (no budget spent). */
+  gate(): Promise<RetryGate>;
+  /** The outcome of a trial the gate granted. */
+  trialDone(event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
+  /** A call not made because the breaker is not closed (metrics). */
+  refused(call: string): void;
+  /** Starts the refresh and health-check loop; `health` is the wallet client's health check. */
+  start(wallet: Pick<WalletClient, 'healthCheck'>): void;
+  close(): Promise<void>;
+}
+
+/** How often the shared state is read again. */
+export const REFRESH_MS = 500;
+/** A waiting retry looks again at least this soon (the probe may come earlier than planned). */
+const MIN_WAIT_MS = 500;
+const STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+export interface WalletBreakerDeps {
+  readonly store: BreakerStore;
+  readonly logger: Logger;
+  readonly metrics?: Metrics;
+  readonly policy?: BreakerPolicy;
+  readonly now?: () => number;
+}
+
+export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
+  const { store, logger, metrics } = deps;
+  const policy = deps.policy ?? BREAKER_POLICY;
+  const now = deps.now ?? Date.now;
+  const window = new OutcomeWindow(policy);
+  let view: BreakerView = { state: 'closed', probeAt: null, openedAt: null };
+  let timer: NodeJS.Timeout | undefined;
+  let ticking: Promise<void> | undefined;
+  let lastHealthAt = 0;
+  let opening = false;
+
+  function adopt(next: BreakerView, changedHere: boolean, why?: string): void {
+    if (next.state !== view.state) {
+      const fields = { breaker: next.state, was: view.state, probe_at: next.probeAt, reason: why };
+      if (changedHere) {
+        metrics?.walletBreakerTransitions.inc({ to: next.state });
+        logger[next.state === 'closed' ? 'info' : 'warn'](fields, `wallet circuit breaker ${next.state.replace('_', '-')}`);
+      } else {
+        logger.info(fields, 'wallet circuit breaker state seen');
+      }
+      if (next.state === 'closed') window.clear();
+    }
+    view = next;
+    metrics?.walletBreakerState.set(STATE_VALUE[next.state]);
+    metrics?.walletBreakerOpenSeconds.set(next.openedAt === null ? 0 : Math.max(0, (now() - next.openedAt) / 1000));
+  }
+
+  async function report(event: Parameters<BreakerStore['report']>[0], why?: string) {
+    const t = await store.report(event, now(), why);
+    adopt(t, t.changed, why);
+    return t;
+  }
+
+  async function tick(wallet: Pick<WalletClient, 'healthCheck'>): Promise<void> {
+    try {
+      adopt(await store.read(), false);
+      const at = now();
+      const due = view.state === 'open' ? view.probeAt !== null && at >= view.probeAt : view.state === 'closed' && at - lastHealthAt >= policy.healthIntervalMs;
+      if (!due || !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS))) return;
+      lastHealthAt = at;
+      const { healthy } = await wallet.healthCheck();
+      await report(healthy ? 'health_ok' : 'health_fail', healthy ? undefined : 'health check failed');
+    } catch (err) {
+      logger.warn({ err }, 'wallet circuit breaker: refresh failed');
+    }
+  }
+
+  return {
+    state: () => view.state,
+    allowsCalls: () => view.state === 'closed',
+
+    observe(event) {
+      if (event.operation === 'health-check' || view.state !== 'closed') return;
+      window.record(now(), isOutageSignal(event), event.transactionId ?? event.operation);
+      const verdict = window.verdict(now());
+      if (!verdict.open || opening) return;
+      opening = true;
+      const why = `${verdict.failures} of ${verdict.calls} wallet calls failed across ${verdict.subjects} transactions in ${policy.windowMs} ms`;
+      report('open', why)
+        .catch((err: unknown) => logger.warn({ err }, 'wallet circuit breaker: could not open'))
+        .finally(() => {
+          opening = false;
+        });
+    },
+
+    async gate() {
+      if (view.state === 'closed') return { kind: 'go' };
+      if (view.state === 'open') return { kind: 'wait', ms: Math.max(MIN_WAIT_MS, (view.probeAt ?? now()) - now()) };
+      const t = await report('trial');
+      return t.trial === 'wait' ? { kind: 'wait', ms: MIN_WAIT_MS } : { kind: t.trial };
+    },
+
+    async trialDone(event) {
+      await report(isOutageSignal(event) ? 'trial_fail' : 'trial_ok', isOutageSignal(event) ? 'a trial retry failed' : undefined);
+    },
+
+    refused(call) {
+      metrics?.walletBreakerRefused.inc({ call });
+    },
+
+    start(wallet) {
+      timer ??= setInterval(() => {
+        ticking ??= tick(wallet).finally(() => {
+          ticking = undefined;
+        });
+      }, REFRESH_MS);
+      timer.unref();
+    },
+
+    async close() {
+      if (timer !== undefined) clearInterval(timer);
+      await ticking;
+    },
+  };
+}

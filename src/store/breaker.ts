@@ -1,0 +1,64 @@
+import type Redis from 'ioredis';
+import type { BreakerPolicy, BreakerState } from '../duties/breaker-policy';
+import type { Keys } from './keys';
+import { defineScript, registerScripts, runScript } from './scripts';
+
+/** The shared state of the wallet circuit breaker (src/store/lua/breaker-1.lua). */
+export interface BreakerView {
+  readonly state: BreakerState;
+  /** When an open breaker probes next (ms); null unless open. */
+  readonly probeAt: number | null;
+  /** When it opened (ms); null while closed. */
+  readonly openedAt: number | null;
+}
+
+export type BreakerEvent = 'open' | 'health_fail' | 'health_ok' | 'trial' | 'trial_ok' | 'trial_fail';
+
+export interface BreakerTransition extends BreakerView {
+  readonly changed: boolean;
+  /** For `trial`: whether a trial retry was granted ('go' while closed). */
+  readonly trial: 'go' | 'trial' | 'wait';
+}
+
+export interface BreakerStore {
+  read(): Promise<BreakerView>;
+  report(event: BreakerEvent, now: number, reason?: string): Promise<BreakerTransition>;
+  /** One process at a time asks the wallet's health: true if this one holds the lease now. */
+  takeHealthLease(ms: number): Promise<boolean>;
+}
+
+const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: number; reason: string; policy: BreakerPolicy }>(
+  'breaker-1',
+  ({ keys, event, now, reason, policy }) => ({
+    keys: [keys.breaker()],
+    args: [event, String(now), reason, String(policy.healthFailures), String(policy.trials), String(policy.firstProbeMs), String(policy.maxProbeMs)],
+  }),
+);
+
+const num = (text: string | undefined | null): number | null => (text === undefined || text === null || text === '' ? null : Number(text));
+
+export function createBreakerStore(redis: Redis, keys: Keys, policy: BreakerPolicy): BreakerStore {
+  registerScripts(redis, [breakerScript]);
+  return {
+    async read() {
+      const [state, probeAt, openedAt] = await redis.hmget(keys.breaker(), 'state', 'probe_at', 'opened_at');
+      const s = (state ?? 'closed') as BreakerState;
+      return { state: s, probeAt: s === 'open' ? num(probeAt) : null, openedAt: s === 'closed' ? null : num(openedAt) };
+    },
+
+    async report(event, now, reason = '') {
+      const [state, probeAt, openedAt, changed, trial] = (await runScript(redis, breakerScript, { keys, event, now, reason, policy })) as [
+        BreakerState,
+        string,
+        string,
+        number,
+        string,
+      ];
+      return { state, probeAt: num(probeAt), openedAt: num(openedAt), changed: changed === 1, trial: trial === '' ? 'go' : (trial as 'trial' | 'wait') };
+    },
+
+    async takeHealthLease(ms) {
+      return (await redis.set(keys.breakerHealthLease(), '1', 'PX', ms, 'NX')) === 'OK';
+    },
+  };
+}

@@ -1,0 +1,83 @@
+--[[
+  The wallet circuit breaker, shared by every gateway and worker process: one transition, decided
+  atomically from the breaker's current state (docs/background.md, "Wallet outages").
+
+  States: closed (absent) -> open -> half_open -> closed, or half_open -> open again.
+  - open:        a process's window saw an outage (closed only; ignored otherwise)
+  - health_fail: a failed health check; `healthFailures` in a row open a closed breaker, one fails
+                 a half-open probe
+  - health_ok:   a passed health check; an open breaker whose probe is due goes half_open
+  - trial:       takes one of the half-open breaker's trial retries ('trial'), or not ('wait')
+  - trial_ok:    a trial passed; `trials` passed trials close it
+  - trial_fail:  a trial failed: open again, the next probe later
+
+  Input:
+    KEYS[1] breaker
+
+    ARGV[1] event: open | health_fail | health_ok | trial | trial_ok | trial_fail
+    ARGV[2] now (ms)
+    ARGV[3] reason (for open)
+    ARGV[4] health failures that open it
+    ARGV[5] trials that close it
+    ARGV[6] first probe delay (ms)
+    ARGV[7] longest probe delay (ms)
+
+  Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | ''}
+]]
+local breakerKey = KEYS[1]
+local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
+local firstProbeMs, maxProbeMs = tonumber(ARGV[6]), tonumber(ARGV[7])
+
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok')
+local state = b[1] or 'closed'
+local probeAt, openedAt = b[2] or '', b[3] or ''
+local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
+local trialsTaken, trialsOk = tonumber(b[6] or '0'), tonumber(b[7] or '0')
+local changed, trial = 0, ''
+
+local function open(why)
+  openings = openings + 1
+  if state == 'closed' then openedAt = tostring(now) end
+  probeAt = tostring(math.floor(now + math.min(maxProbeMs, firstProbeMs * 2 ^ (openings - 1))))
+  state, changed = 'open', 1
+  redis.call('HSET', breakerKey, 'state', state, 'probe_at', probeAt, 'opened_at', openedAt, 'openings', openings,
+    'trials', 0, 'trial_ok', 0, 'reason', why, 'since', now)
+end
+
+if event == 'open' then
+  if state == 'closed' then open(reason) end
+elseif event == 'health_fail' then
+  healthFail = healthFail + 1
+  redis.call('HSET', breakerKey, 'health_fail', healthFail)
+  if (state == 'closed' and healthFail >= healthFailures) or state == 'half_open' then open('health check failed') end
+elseif event == 'health_ok' then
+  redis.call('HSET', breakerKey, 'health_fail', 0)
+  if state == 'open' and now >= tonumber(probeAt) then
+    state, changed = 'half_open', 1
+    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'since', now)
+  end
+elseif event == 'trial' then
+  if state == 'half_open' and trialsTaken < trials then
+    redis.call('HINCRBY', breakerKey, 'trials', 1)
+    trial = 'trial'
+  elseif state ~= 'closed' then
+    trial = 'wait'
+  end
+elseif event == 'trial_ok' then
+  if state == 'half_open' then
+    trialsOk = trialsOk + 1
+    redis.call('HSET', breakerKey, 'trial_ok', trialsOk)
+    if trialsOk >= trials then
+      state, changed, openings, probeAt, openedAt = 'closed', 1, 0, '', ''
+      redis.call('DEL', breakerKey)
+      redis.call('HSET', breakerKey, 'state', 'closed', 'since', now)
+    end
+  end
+elseif event == 'trial_fail' then
+  if state == 'half_open' then open('a trial retry failed') end
+end
+
+if state ~= 'open' then probeAt = '' end
+if state == 'closed' then openedAt = '' end
+return {state, probeAt, openedAt, changed, trial}
