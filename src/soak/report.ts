@@ -27,8 +27,10 @@ export interface ReportInput {
 export interface WalletFaultsMet {
   /** Debits held by a delay fault. */
   readonly lateDebits: number;
-  /** Of those, the ones applied at the end of the delay (after the gateway gave up). */
+  /** Of those, the ones applied at the end of the delay (after the gateway gave up)... */
   readonly lateDebitsApplied: number;
+  /** ...and the others by what the wallet said at the end of the delay (e.g. the token was terminated by then). */
+  readonly lateDebitsRefused: Readonly<Record<string, number>>;
   /** Terminate calls that met an armed fault (a retry code, a reset, an applied call whose answer was lost). */
   readonly terminateFaults: number;
   /** Wins refused a few times with a retry code so the engine got 202 before its `end`. */
@@ -71,7 +73,7 @@ export function renderReport(r: ReportInput): string[] {
   const m = r.faultsMet;
   const armed = r.scheduler?.walletFaults;
   lines.push(
-    `late debits: armed ${armed?.['late-debit'] ?? 0}, met ${m.lateDebits}, applied late ${m.lateDebitsApplied}; ` +
+    `late debits: armed ${armed?.['late-debit'] ?? 0}, met ${m.lateDebits}, applied late ${m.lateDebitsApplied}, not applied: ${kv(m.lateDebitsRefused)}; ` +
       `terminate faults: armed ${armed?.['terminate-code'] ?? 0} code + ${armed?.['terminate-unknown'] ?? 0} unknown outcome, met ${m.terminateFaults}; ` +
       `arranged: held wins ${m.heldWins}, slow terminates ${m.slowTerminates}`,
   );

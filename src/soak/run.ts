@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../sim';
-import { Code } from '../wallet/codes';
+import { Code, codeName } from '../wallet/codes';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, type Killable } from './faults';
@@ -234,14 +234,12 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       calledTransactions: new Set(calls.flatMap((c) => (c.transactionId === undefined ? [] : [c.transactionId]))),
     });
 
-    const walletFaults: Record<string, number> = {};
-    for (const call of calls) {
-      if (call.fault !== undefined) walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] = (walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] ?? 0) + 1;
-    }
+    const walletFaults = tally(calls.flatMap((c) => (c.fault === undefined ? [] : [`${c.faultSource ?? 'armed'} ${c.fault}`])));
     const lateDebits = calls.filter((c) => c.operation === 'debit' && c.faultSource === 'armed' && c.fault === 'latency');
     const faultsMet: WalletFaultsMet = {
       lateDebits: lateDebits.length,
       lateDebitsApplied: lateDebits.filter((c) => c.applied).length,
+      lateDebitsRefused: tally(lateDebits.filter((c) => !c.applied).map((c) => (c.code === undefined ? 'no answer' : codeName(c.code)))),
       // The scheduler's terminate faults; an arranged slow terminate is a delay ('latency'), counted apart.
       terminateFaults: calls.filter((c) => c.operation === 'terminate' && c.faultSource === 'armed' && c.fault !== 'latency').length,
       heldWins: arranged.heldWins,
@@ -311,6 +309,12 @@ async function settle(client: EngineClient, ids: readonly string[], deadline: nu
     await new Promise((r) => setTimeout(r, 500));
   }
   return records;
+}
+
+function tally(keys: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const k of keys) counts[k] = (counts[k] ?? 0) + 1;
+  return counts;
 }
 
 /** Tokens every session of which the engine ended (an accepted end): each must be terminated. */
