@@ -113,6 +113,13 @@ export class FaultScheduler {
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
   }
 
+  /** Like `stop()`, but the kills and restarts still planned are dropped (the run is over early). */
+  async abort(): Promise<void> {
+    this.killAt.length = 0;
+    this.redisAt.length = 0;
+    await this.stop();
+  }
+
   private async settled(work?: Promise<void>): Promise<void> {
     if (work !== undefined) this.track(work);
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);

@@ -85,7 +85,7 @@ export interface Interleaving {
   readonly kind: InterleavingKind;
   readonly playerId: string;
   readonly sessionId: string;
-  /** The win or refund involved; null for `end-older-session`. */
+  /** The win or refund involved; null when no single one is (an older session ended, a win of the last round answered 202). */
   readonly transactionId: string | null;
   /** What the engine was told, e.g. `win 202, end 202`. */
   readonly outcome: string;

@@ -33,6 +33,9 @@ export class ManagedProcess {
   private exited: Promise<void> = Promise.resolve();
   /** How many times it was started; the first start included. */
   starts = 0;
+  /** Called when it exits without `kill()` or `stop()`: it crashed. */
+  onCrash: ((detail: string) => void) | undefined;
+  private exitExpected = false;
 
   constructor(
     readonly name: string,
@@ -55,7 +58,13 @@ export class ManagedProcess {
     const fd = openSync(this.logPath, 'a');
     try {
       const child = spawn(this.command, this.args, { cwd: PROJECT_ROOT, env: { ...this.env }, detached: true, stdio: ['ignore', fd, fd] });
-      this.exited = new Promise((r) => child.once('exit', () => r()));
+      this.exitExpected = false;
+      this.exited = new Promise((r) =>
+        child.once('exit', (code, signal) => {
+          if (!this.exitExpected) this.onCrash?.(`${this.name} exited by itself (${signal ?? `code ${code}`})`);
+          r();
+        }),
+      );
       child.once('error', () => undefined);
       this.child = child;
       this.starts += 1;
@@ -95,6 +104,7 @@ export class ManagedProcess {
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
+    this.exitExpected = true;
     const pid = this.child?.pid;
     if (pid === undefined) return;
     try {

@@ -137,12 +137,21 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
     };
+    // A gateway or worker that dies on its own is a finding the run cannot go on past: stop with its log.
+    let crash: (err: Error) => void = () => undefined;
+    const crashed = new Promise<never>((_resolve, reject) => (crash = reject));
+    crashed.catch(() => undefined);
+    const guard = <T>(work: Promise<T>): Promise<T> => Promise.race([work, crashed]);
+    const watch = (p: ManagedProcess): void => {
+      p.onCrash = (detail) => crash(new Error(`${detail}; the end of its log:\n${p.tail(3000)}`));
+    };
     const gatewayUrls: string[] = [];
     const killables: Killable[] = [];
     for (let i = 0; i < o.gateways; i += 1) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const p = nodeProcess(`gateway-${i + 1}`, 'src/main/gateway.ts', { ...env, PORT: String(port) }, runDir);
+      watch(p);
       cluster.processes.push(p);
       gatewayUrls.push(url);
       const up = async (): Promise<void> => {
@@ -155,6 +164,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     for (let i = 0; i < o.workers; i += 1) {
       const p = nodeProcess(`worker-${i + 1}`, 'workers/main.ts', env, runDir);
+      watch(p);
       cluster.processes.push(p);
       killables.push({ name: p.name, kill: () => p.kill(), restart: async () => p.start() });
     }
@@ -210,8 +220,11 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       : undefined;
 
     scheduler?.start();
-    await engine.run();
-    await scheduler?.stop();
+    await guard(engine.run()).catch(async (err: unknown) => {
+      await scheduler?.abort();
+      throw err;
+    });
+    await guard(scheduler?.stop() ?? Promise.resolve());
     if (scheduler?.failure) throw scheduler.failure;
     // The incident is over: the wallet answers normally again, and the background work must finish.
     sim.faults.clear();
@@ -220,10 +233,10 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     const settleStart = Date.now();
     const settleDeadline = settleStart + o.settleTimeoutMs;
     // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
-    await lateWork(sim, history, settleDeadline, o.err);
-    const records = await settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err);
+    await guard(lateWork(sim, history, settleDeadline, o.err));
+    const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
     // A token is terminated once every session on it ended and its work settled: wait for those too.
-    const terminatedTokens = await terminations(sim, endedTokens(history), settleDeadline);
+    const terminatedTokens = await guard(terminations(sim, endedTokens(history), settleDeadline));
     const settledInMs = Date.now() - settleStart;
     const calls = sim.calls();
     const reconciliation = reconcile({
