@@ -62,6 +62,9 @@ export class Child {
   private readonly waiters: { needle: string; found: () => void }[] = [];
   /** How many times it was started; the first start included. */
   starts = 0;
+  /** Called when a run ends without kill(), stop() or signalGroup(): it crashed, or exited by itself. */
+  onCrash: ((detail: string) => void) | undefined;
+  private exitExpected = false;
 
   constructor(readonly options: ChildOptions) {}
 
@@ -104,7 +107,13 @@ export class Child {
       this.collect(chunk);
     });
     child.stderr?.on('data', (chunk: Buffer) => this.collect(chunk));
-    this.exitedPromise = new Promise((done) => child.once('exit', (code) => done(code)));
+    this.exitExpected = false;
+    this.exitedPromise = new Promise((done) =>
+      child.once('exit', (code, signal) => {
+        if (!this.exitExpected) this.onCrash?.(`${this.name} exited by itself (${signal ?? `code ${code}`})`);
+        done(code);
+      }),
+    );
     const spawned = await new Promise<Error | undefined>((done) => {
       child.once('spawn', () => done(undefined));
       child.once('error', (err) => done(err));
@@ -125,6 +134,7 @@ export class Child {
   /** SIGTERM to the process, SIGKILL to its group after `graceMs`; resolves once it is gone. */
   async stop(graceMs = 5000): Promise<void> {
     const child = this.child;
+    this.exitExpected = true;
     if (isRunning(child)) {
       child.kill('SIGTERM');
       const timer = new Promise<void>((done) => setTimeout(done, graceMs).unref());
@@ -168,6 +178,7 @@ export class Child {
 
   /** Synchronous: for the exit hook and a parent that is going down. */
   signalGroup(signal: NodeJS.Signals): void {
+    this.exitExpected = true;
     const pid = this.child?.pid;
     if (pid === undefined) return;
     try {

@@ -37,6 +37,7 @@ const faultBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('applyThenDrop'), op, count, mode: z.enum(['hang', 'reset']).optional(), transactionId }),
   z.object({ type: z.literal('nonJson'), op, count }),
   z.object({ type: z.literal('reset'), op, count }),
+  z.object({ type: z.literal('delayNext'), op, count, ms: smallInt, transactionId }),
   z.object({ type: z.literal('latency'), op: z.union([op, z.literal('*')]), ms: smallInt }),
   z.object({ type: z.literal('unhealthy'), value: z.boolean() }),
 ]);
@@ -126,6 +127,9 @@ function armFault(ctx: AdminContext, raw: string): AdminAnswer {
       break;
     case 'reset':
       ctx.faults.reset(f.op, f.count ?? 1);
+      break;
+    case 'delayNext':
+      ctx.faults.delayNext(f.op, f.count ?? 1, f.ms, { transactionId: f.transactionId });
       break;
     case 'latency':
       ctx.faults.latency(f.op, f.ms);

@@ -25,6 +25,11 @@ export interface FaultController {
   nonJson(op: Operation, count: number): void;
   /** Destroy the connection/stream of the next `count` calls without applying them. */
   reset(op: Operation, count: number): void;
+  /**
+   * Hold the next `count` calls of `op` (or only those of one transaction) for `ms`, then process
+   * and answer them: a caller that gave up meanwhile still has the call applied, late.
+   */
+  delayNext(op: Operation, count: number, ms: number, options?: { transactionId?: string }): void;
   /** Delay every answer of `op` ('*': of every operation without its own setting); 0 removes it. */
   latency(op: Operation | '*', ms: number): void;
   /** Seeded random faults on debit/credit/rollback; null turns chaos off. */
@@ -85,6 +90,11 @@ function positiveCount(count: number): number {
   return count;
 }
 
+function nonNegativeMs(ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError('ms must be a non-negative integer');
+  return ms;
+}
+
 export function assertFaultCode(code: number): void {
   if (code === Code.Success || codeInfo(code) === undefined) throw new RangeError(`code ${code} is not a failure code of the code table`);
 }
@@ -112,8 +122,12 @@ export class Faults implements FaultController {
     this.arm(op, count, { kind: 'reset' }, undefined);
   }
 
+  delayNext(op: Operation, count: number, ms: number, options: { transactionId?: string } = {}): void {
+    this.arm(op, count, { kind: 'latency', ms: nonNegativeMs(ms) }, options.transactionId);
+  }
+
   latency(op: Operation | '*', ms: number): void {
-    if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError('ms must be a non-negative integer');
+    nonNegativeMs(ms);
     if (ms === 0) this.latencies.delete(op);
     else this.latencies.set(op, ms);
   }

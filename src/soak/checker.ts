@@ -1,7 +1,7 @@
 import { fromMinor, toMinor } from '../lib/money';
 import type { TransactionView as LedgerTransaction } from '../sim';
-import { codeInfo } from '../wallet/codes';
-import { isAccepted, needsResend, type EngineHistory, type EngineTransaction } from './history';
+import { Code, codeInfo } from '../wallet/codes';
+import { isAccepted, needsResend, shortReply, type EngineHistory, type EngineTransaction, type PlayerStart } from './history';
 
 /**
  * The reconciliation: the engine's history (what it sent, what it was told) against the wallet's
@@ -31,6 +31,8 @@ export interface CheckInput {
   readonly records: ReadonlyMap<string, RecordView | null>;
   /** Tokens the wallet terminated (a terminate call that succeeded). */
   readonly terminatedTokens: ReadonlySet<string>;
+  /** Transaction ids the wallet received a call for (applied or not). */
+  readonly calledTransactions: ReadonlySet<string>;
 }
 
 export type FindingKind =
@@ -47,7 +49,10 @@ export type FindingKind =
   | 'record-disagrees'
   | 'unexpected-ledger-entry'
   | 'accepted-after-end'
-  | 'not-terminated';
+  | 'not-terminated'
+  | 'acknowledged-failed'
+  | 'foreign-refund'
+  | 'cut-off';
 
 /** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
 export const COUNTED: Readonly<Record<'lost' | 'doubled' | 'drift', readonly FindingKind[]>> = {
@@ -95,6 +100,8 @@ export interface Reconciliation {
   readonly findings: readonly Finding[];
   readonly players: readonly PlayerReconciliation[];
   readonly records: RecordSummary;
+  /** Wallet tokens the engine launched with, and how many of them the wallet terminated. */
+  readonly tokens: { readonly total: number; readonly terminated: number };
 }
 
 const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
@@ -174,6 +181,19 @@ export function reconcile(input: CheckInput): Reconciliation {
       find('unanswered', tx, `${tx.kind} got no final answer in ${tx.replies.length} sends; the record says ${record?.state ?? 'nothing'}`);
     }
     if (verdict === 'accepted' && record === null) find('missing-record', tx, `${tx.kind} was accepted but the gateway has no record of it`);
+    // Contract 5.3: what the engine was answered 200/202 for never ends `failed` (dead, if anything).
+    if (record?.state === 'failed' && tx.replies.some(isAccepted)) {
+      find('acknowledged-failed', tx, `${tx.kind} was answered ${describeReplies(tx)}, yet its record is failed; applied ${times} times`);
+    }
+    if (!tx.endSent && tx.replies.some(cutOff)) {
+      // Contract 5.6: only this session's own end may refuse it; another session's end on the token must not.
+      find('cut-off', tx, `${tx.kind} in a session the engine had not ended was refused for an ended session or a terminated token (${describeReplies(tx)})`);
+    }
+    if (tx.foreignBet && (verdict === 'accepted' || input.calledTransactions.has(tx.transactionId))) {
+      // Contract 4: a refund of a bet that is not the round's gets 422 BET_NOT_FOUND with no wallet call.
+      const wallet = input.calledTransactions.has(tx.transactionId) ? `reached the wallet (applied ${times} times)` : 'reached no wallet';
+      find('foreign-refund', tx, `refund naming bet ${tx.betTransactionId ?? '?'}, not the round's, was answered ${describeReplies(tx)} and ${wallet}; record: ${describeRecord(record)}`);
+    }
 
     if (tx.kind === 'debit') {
       if (tx.afterEnd && (verdict === 'accepted' || times > 0)) {
@@ -216,11 +236,9 @@ export function reconcile(input: CheckInput): Reconciliation {
     if (t.timesApplied > 1) find('doubled', null, `${t.op} ${t.transactionId} was applied ${t.timesApplied} times`, t.playerId);
   }
   findings.push(...unexpectedEntries(history, ledger));
-  for (const end of history.ends) {
-    // An accepted end (202 included: terminate waits for the token's pending work) must deactivate the token.
-    if (isAccepted(end.reply) && !input.terminatedTokens.has(end.token)) {
-      findings.push({ kind: 'not-terminated', playerId: end.playerId, transactionId: null, detail: 'end was accepted but the wallet token was never terminated' });
-    }
+  for (const p of history.players) {
+    if (input.terminatedTokens.has(p.token)) continue;
+    findings.push({ kind: 'not-terminated', playerId: p.playerId, transactionId: null, detail: `token ${p.token} was never terminated: ${holdsOf(p, input)}` });
   }
 
   const playerLines: PlayerReconciliation[] = [];
@@ -249,7 +267,35 @@ export function reconcile(input: CheckInput): Reconciliation {
     findings,
     players: playerLines,
     records: recordSummary,
+    tokens: { total: history.players.length, terminated: history.players.filter((p) => input.terminatedTokens.has(p.token)).length },
   };
+}
+
+/** A refusal that only an ended session or a terminated token explains. */
+function cutOff(r: EngineTransaction['replies'][number]): boolean {
+  return r.kind === 'answer' && r.state === 'failed' && (r.code === 'SESSION_ENDED' || r.walletCode === Code.TokenDeactivated);
+}
+
+/**
+ * Why a token may still be active (contract 5.6): a session whose end was never accepted, or work
+ * of the token that is dead or not final. None of them: nothing explains it.
+ */
+function holdsOf(p: PlayerStart, input: CheckInput): string {
+  const { history, records } = input;
+  const holds: string[] = [];
+  for (const session of history.sessions.filter((s) => s.token === p.token)) {
+    const ends = history.ends.filter((e) => e.sessionId === session.sessionId);
+    if (ends.length === 0) holds.push(`session ${session.sessionId} was never ended`);
+    else if (!ends.some((e) => isAccepted(e.reply))) holds.push(`end of session ${session.sessionId} was answered ${ends.map((e) => shortReply(e.reply)).join(', ')}`);
+  }
+  for (const tx of history.transactions.filter((t) => t.playerId === p.playerId)) {
+    const record = records.get(tx.transactionId) ?? null;
+    if (record === null) continue;
+    const compensation = record.compensation?.state;
+    if (record.state === 'dead' || compensation === 'dead') holds.push(`dead record ${tx.transactionId} (${describeRecord(record)})`);
+    else if (!FINAL.has(record.state) || (compensation !== undefined && !FINAL.has(compensation))) holds.push(`record ${tx.transactionId} not final (${describeRecord(record)})`);
+  }
+  return holds.length > 0 ? `held by ${holds.join('; ')}` : 'every session on it was ended and none of its work is pending or dead';
 }
 
 function counters(t: Tally): Omit<Tally, 'implied'> {
@@ -287,7 +333,7 @@ function summariseRecords(history: EngineHistory, records: ReadonlyMap<string, R
 }
 
 function describeReplies(tx: EngineTransaction): string {
-  return tx.replies.map((r) => (r.kind === 'no-answer' ? `no answer (${r.reason})` : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}${r.walletCode === null ? '' : `/${r.walletCode}`}`)).join(', ');
+  return tx.replies.map(shortReply).join(', ');
 }
 
 function describeRecord(record: RecordView | null): string {

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../sim/faults';
+import { CHAOS_DEFAULT_CODES, mulberry32 } from '../sim/faults';
 import type { FaultController } from '../sim';
 import { WALLET_CODES } from '../wallet/codes';
 import type { TransactionAction } from '../wallet/protocol';
@@ -6,8 +6,10 @@ import type { TransactionAction } from '../wallet/protocol';
 /**
  * The soak's fault scheduler, seeded. On top of the simulator's chaos it arms wallet faults at a
  * steady pace (codes of the retry and compensation lists, "applied but the answer lost" by a hang
- * past the deadline or a reset, resets without applying, slow answers), and at fixed points of
- * the run's progress SIGKILLs a gateway or a worker (then restarts it) or restarts Redis.
+ * past the deadline or a reset, resets without applying, slow answers, debits applied long after
+ * the gateway gave up on them, terminates refused with a retry code or left without an answer),
+ * and at fixed points of the run's progress SIGKILLs a gateway or a worker (then restarts it) or
+ * restarts Redis.
  */
 export interface Killable {
   readonly name: string;
@@ -31,7 +33,16 @@ export interface SchedulerOptions {
   readonly log: (line: string) => void;
 }
 
-export type WalletFaultKind = 'retry-code' | 'compensation-code' | 'applied-then-timeout' | 'applied-then-reset' | 'reset' | 'slow';
+export type WalletFaultKind =
+  | 'retry-code'
+  | 'compensation-code'
+  | 'applied-then-timeout'
+  | 'applied-then-reset'
+  | 'reset'
+  | 'slow'
+  | 'late-debit'
+  | 'terminate-code'
+  | 'terminate-unknown';
 
 export interface SchedulerCounts {
   walletFaults: Record<WalletFaultKind, number>;
@@ -42,6 +53,8 @@ export interface SchedulerCounts {
 const RETRY_CODES = WALLET_CODES.filter((c) => c.spec && c.retry !== 'none').map((c) => c.code);
 const COMPENSATION_CODES = WALLET_CODES.filter((c) => c.compensate).map((c) => c.code);
 const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
+/** A late debit is applied this many wallet deadlines after it was sent: well after the gateway gave up and concluded "never applied". */
+const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
 
 /** Evenly spread points of progress in (0, 1), the same for a given count. */
 function points(count: number, offset: number): number[] {
@@ -50,7 +63,17 @@ function points(count: number, offset: number): number[] {
 
 export class FaultScheduler {
   readonly counts: SchedulerCounts = {
-    walletFaults: { 'retry-code': 0, 'compensation-code': 0, 'applied-then-timeout': 0, 'applied-then-reset': 0, reset: 0, slow: 0 },
+    walletFaults: {
+      'retry-code': 0,
+      'compensation-code': 0,
+      'applied-then-timeout': 0,
+      'applied-then-reset': 0,
+      reset: 0,
+      slow: 0,
+      'late-debit': 0,
+      'terminate-code': 0,
+      'terminate-unknown': 0,
+    },
     kills: {},
     redisRestarts: 0,
   };
@@ -90,6 +113,13 @@ export class FaultScheduler {
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
   }
 
+  /** Like `stop()`, but the kills and restarts still planned are dropped (the run is over early). */
+  async abort(): Promise<void> {
+    this.killAt.length = 0;
+    this.redisAt.length = 0;
+    await this.stop();
+  }
+
   private async settled(work?: Promise<void>): Promise<void> {
     if (work !== undefined) this.track(work);
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
@@ -104,22 +134,38 @@ export class FaultScheduler {
     const x = this.rng();
     const op = this.pick(MONEY_OPS);
     let kind: WalletFaultKind;
-    if (x < 0.3) {
+    if (x < 0.27) {
       kind = 'retry-code';
       const code = this.pick(RETRY_CODES);
       f.failNext(this.pick(['credit', 'rollback'] as const), 1 + Math.floor(this.rng() * 2), code);
-    } else if (x < 0.45) {
+    } else if (x < 0.4) {
       kind = 'compensation-code';
       f.failNext('debit', 1, this.pick(COMPENSATION_CODES));
-    } else if (x < 0.6) {
+    } else if (x < 0.52) {
       kind = 'applied-then-timeout';
       f.applyThenDrop(op, 1, { mode: 'hang' });
-    } else if (x < 0.75) {
+    } else if (x < 0.64) {
       kind = 'applied-then-reset';
       f.applyThenDrop(op, 1, { mode: 'reset' });
-    } else if (x < 0.9) {
+    } else if (x < 0.76) {
       kind = 'reset';
       f.reset(op, 1);
+    } else if (x < 0.86) {
+      // The wallet's queue is slow: the gateway times out, compensates, hears 34 ("not there") and
+      // concludes "never applied" — then the debit is applied. Only the re-check can still roll it back.
+      kind = 'late-debit';
+      const { min, max } = LATE_DEBIT_DEADLINES;
+      f.delayNext('debit', 1, Math.round(this.options.walletTimeoutMs * (min + this.rng() * (max - min))));
+    } else if (x < 0.9) {
+      // A terminate refused once to a few times with a code the caller retries.
+      kind = 'terminate-code';
+      f.failNext('terminate', 1 + Math.floor(this.rng() * 3), this.pick(CHAOS_DEFAULT_CODES));
+    } else if (x < 0.93) {
+      // A terminate whose outcome is unknown: lost before the wallet, or applied with the answer lost.
+      kind = 'terminate-unknown';
+      const y = this.rng();
+      if (y < 1 / 3) f.reset('terminate', 1);
+      else f.applyThenDrop('terminate', 1, { mode: y < 2 / 3 ? 'reset' : 'hang' });
     } else {
       kind = 'slow';
       // Mostly under the gateway's deadline; now and then a little past it (applied after the timeout).

@@ -34,12 +34,22 @@ export interface EngineTransaction {
   readonly roundClosed: boolean;
   /** A bet sent after `end` was answered: it must be refused. */
   readonly afterEnd: boolean;
+  /**
+   * The engine had sent `end` of this session before or at the same moment as this transaction,
+   * so `409 SESSION_ENDED` is a fair answer. Without it, no end of the session can explain a
+   * refusal for an ended session or a deactivated token: only another session's end could.
+   */
+  readonly endSent: boolean;
+  /** A refund naming a bet that is not the round's (another round's, or one never sent): it must get 422 BET_NOT_FOUND before any wallet call. */
+  readonly foreignBet: boolean;
   /** Every send of this exact body, resends and deliberate duplicates included, in order. */
   readonly replies: Reply[];
 }
 
 export interface PlayerStart {
   readonly playerId: string;
+  /** The wallet token every session of this player was launched with. */
+  readonly token: string;
   readonly currency: string;
   /** Fraction digits of the currency. */
   readonly scale: number;
@@ -47,18 +57,48 @@ export interface PlayerStart {
   readonly startBalance: string;
 }
 
-/** The `end` of a player's last session: once accepted (200, or 202 while work is pending), its token must be terminated. */
+/** A session the engine opened (a launch, or a relaunch with the same token). */
+export interface LaunchedSession {
+  readonly playerId: string;
+  readonly token: string;
+  readonly sessionId: string;
+}
+
+/** The `end` of one session. Once every session on a token was ended (200, or 202 while work is pending), the token must be terminated. */
 export interface SessionEnd {
   readonly playerId: string;
   /** The wallet token the session was launched with. */
   readonly token: string;
+  readonly sessionId: string;
   readonly reply: Reply;
+}
+
+/**
+ * The interleavings of `end` the engine plays on purpose (contract 5.6), and refunds of a bet
+ * that is not the round's (contract 4, 5.4):
+ * - `end-while-win-pending`: `end` sent while a win of the session was answered 202 and still retried;
+ * - `end-while-win-in-flight`: `end` and a win of the session sent at the same moment;
+ * - `end-older-session`: after a relaunch, the older session ended while the newer one plays on;
+ * - `foreign-refund`: a refund naming another round's bet or a bet never sent.
+ */
+export type InterleavingKind = 'end-while-win-pending' | 'end-while-win-in-flight' | 'end-older-session' | 'foreign-refund';
+
+export interface Interleaving {
+  readonly kind: InterleavingKind;
+  readonly playerId: string;
+  readonly sessionId: string;
+  /** The win or refund involved; null when no single one is (an older session ended, a win of the last round answered 202). */
+  readonly transactionId: string | null;
+  /** What the engine was told, e.g. `win 202, end 202`. */
+  readonly outcome: string;
 }
 
 export interface EngineHistory {
   readonly players: readonly PlayerStart[];
+  readonly sessions: readonly LaunchedSession[];
   readonly transactions: readonly EngineTransaction[];
   readonly ends: readonly SessionEnd[];
+  readonly interleavings: readonly Interleaving[];
 }
 
 /** Gateway codes that speak about the wallet: a 5xx carrying one is the gateway's answer, not a crash. */
@@ -77,4 +117,10 @@ export function needsResend(reply: Reply): boolean {
 
 export function isAccepted(reply: Reply): boolean {
   return reply.kind === 'answer' && (reply.status === 200 || reply.status === 202) && (reply.state === 'succeeded' || reply.state === 'pending');
+}
+
+/** A reply in a few characters, for interleaving outcomes and finding details: `202`, `409 SESSION_ENDED/105`, `no answer (ECONNRESET)`. */
+export function shortReply(r: Reply): string {
+  if (r.kind === 'no-answer') return `no answer (${r.reason})`;
+  return `${r.status}${r.code === undefined ? '' : ` ${r.code}`}${r.walletCode === null ? '' : `/${r.walletCode}`}`;
 }

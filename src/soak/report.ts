@@ -1,5 +1,6 @@
 import { closingLine, COUNTED, type Finding, type Reconciliation } from './checker';
 import type { SchedulerCounts } from './faults';
+import type { Interleaving, InterleavingKind } from './history';
 import type { ScriptCounts } from './script';
 
 /**
@@ -11,18 +12,35 @@ export interface ReportInput {
   readonly seed: number;
   readonly parameters: Readonly<Record<string, string | number | boolean>>;
   readonly script: ScriptCounts;
+  readonly interleavings: readonly Interleaving[];
   readonly resends: number;
-  /** Accepted ends whose token the wallet terminated. */
-  readonly terminated: number;
   /** Wallet calls per fault the simulator injected (chaos and armed), from its call log. */
   readonly walletFaults: Readonly<Record<string, number>>;
+  readonly faultsMet: WalletFaultsMet;
   readonly scheduler: SchedulerCounts | undefined;
   readonly reconciliation: Reconciliation;
   readonly perPlayer: boolean;
   readonly settledInMs: number;
 }
 
+/** The new faults as the wallet met them (from its call log), and what the run arranged for the `end` interleavings. */
+export interface WalletFaultsMet {
+  /** Debits held by a delay fault. */
+  readonly lateDebits: number;
+  /** Of those, the ones applied at the end of the delay (after the gateway gave up)... */
+  readonly lateDebitsApplied: number;
+  /** ...and the others by what the wallet said at the end of the delay (e.g. the token was terminated by then). */
+  readonly lateDebitsRefused: Readonly<Record<string, number>>;
+  /** Terminate calls that met an armed fault (a retry code, a reset, an applied call whose answer was lost). */
+  readonly terminateFaults: number;
+  /** Wins refused a few times with a retry code so the engine got 202 before its `end`. */
+  readonly heldWins: number;
+  /** Terminates slowed down so a win racing the `end` meets them at the wallet. */
+  readonly slowTerminates: number;
+}
+
 const ALL_COUNTED = new Set([...COUNTED.lost, ...COUNTED.doubled, ...COUNTED.drift]);
+const INTERLEAVINGS: readonly InterleavingKind[] = ['end-while-win-pending', 'end-while-win-in-flight', 'end-older-session', 'foreign-refund'];
 
 function kv(record: Readonly<Record<string, string | number | boolean>>): string {
   const entries = Object.entries(record);
@@ -43,7 +61,21 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(`parameters: ${kv(r.parameters)}`);
   lines.push(
     `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
-      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} (${s.sessionsEndPending} answered 202; tokens terminated ${r.terminated}), bets after end ${s.endedSessionBets}`,
+      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} ` +
+      `(${s.sessionsEndPending} answered 202, ${s.olderSessionsEnded} older sessions), tokens terminated ${rec.tokens.terminated} of ${rec.tokens.total}, bets after end ${s.endedSessionBets}`,
+  );
+  lines.push(`interleavings met: ${INTERLEAVINGS.map((k) => `${k} ${r.interleavings.filter((i) => i.kind === k).length}`).join(', ')}`);
+  for (const kind of INTERLEAVINGS) {
+    const outcomes = new Map<string, number>();
+    for (const i of r.interleavings) if (i.kind === kind) outcomes.set(i.outcome, (outcomes.get(i.outcome) ?? 0) + 1);
+    if (outcomes.size > 0) lines.push(`  ${kind}: ${[...outcomes].sort((a, b) => b[1] - a[1]).map(([outcome, n]) => `${outcome} ×${n}`).join('; ')}`);
+  }
+  const m = r.faultsMet;
+  const armed = r.scheduler?.walletFaults;
+  lines.push(
+    `late debits: armed ${armed?.['late-debit'] ?? 0}, met ${m.lateDebits}, applied late ${m.lateDebitsApplied}, not applied: ${kv(m.lateDebitsRefused)}; ` +
+      `terminate faults: armed ${armed?.['terminate-code'] ?? 0} code + ${armed?.['terminate-unknown'] ?? 0} unknown outcome, met ${m.terminateFaults}; ` +
+      `arranged: held wins ${m.heldWins}, slow terminates ${m.slowTerminates}`,
   );
   lines.push(`wallet faults met: ${kv(r.walletFaults)}`);
   if (r.scheduler) {

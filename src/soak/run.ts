@@ -3,18 +3,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../sim';
-import { Code } from '../wallet/codes';
-import { reconcile, type RecordView, type Reconciliation } from './checker';
+import { Code, codeName } from '../wallet/codes';
+import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, type Killable } from './faults';
-import { isAccepted } from './history';
+import { isAccepted, type EngineHistory } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
 import { RedisServer } from '../lib/redis-server';
 import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
-import { renderReport } from './report';
-import { ScriptedEngine } from './script';
+import { renderReport, type WalletFaultsMet } from './report';
+import { ScriptedEngine, type Arrangements } from './script';
 
 /**
  * One run of the demo or the soak: Redis, the simulator (in this process, so its ledger is read
@@ -63,6 +63,11 @@ const CREDENTIALS = {
 } as const;
 
 const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
+
+/** How often "never applied" debits, dead records and failed terminates are asked about again (DEAD_CHECK_INTERVAL_MS). */
+const DEAD_CHECK_INTERVAL_MS = 2000;
+/** DEAD_CHECK_WINDOW_MS: at most a minute, and at most half the settle deadline, so re-checks and terminate retries end inside the run. */
+const deadCheckWindowMs = (settleTimeoutMs: number): number => Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(60_000, Math.floor(settleTimeoutMs / 2)));
 
 function isFinal(view: RecordView | null | undefined): boolean {
   if (view === undefined) return false;
@@ -121,8 +126,18 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       WALLET_TIMEOUT_MS: String(o.walletTimeoutMs),
       RETRY_DELAY_UNIT: 'ms',
       SWEEP_INTERVAL_MS: '1000',
+      DEAD_CHECK_INTERVAL_MS: String(DEAD_CHECK_INTERVAL_MS),
+      DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o.settleTimeoutMs)),
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
+    };
+    // A gateway or worker that dies on its own is a finding the run cannot go on past: stop with its log.
+    let crash: (err: Error) => void = () => undefined;
+    const crashed = new Promise<never>((_resolve, reject) => (crash = reject));
+    crashed.catch(() => undefined);
+    const guard = <T>(work: Promise<T>): Promise<T> => Promise.race([work, crashed]);
+    const watch = (p: Child): void => {
+      p.onCrash = (detail) => crash(new Error(`${detail}; the end of its log:\n${p.output(3000)}`));
     };
     const gatewayUrls: string[] = [];
     const killables: Killable[] = [];
@@ -130,6 +145,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const p = nodeProcess(`gateway-${i + 1}`, 'src/main/gateway.ts', { ...env, PORT: String(port) }, runDir);
+      watch(p);
       cluster.processes.push(p);
       gatewayUrls.push(url);
       const up = async (): Promise<void> => {
@@ -140,6 +156,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     for (let i = 0; i < o.workers; i += 1) {
       const p = nodeProcess(`worker-${i + 1}`, 'workers/main.ts', env, runDir);
+      watch(p);
       cluster.processes.push(p);
       killables.push({ name: p.name, kill: async () => void (await p.kill()), restart: () => p.start() });
     }
@@ -154,6 +171,17 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       resendDeadlineMs: 120_000,
     });
     const progress = new ProgressBar(o.players * o.rounds, 'rounds', o.err);
+    const arranged = { heldWins: 0, slowTerminates: 0 };
+    const arrange: Arrangements = {
+      holdWin: (transactionId, times) => {
+        arranged.heldWins += 1;
+        sim.faults.failNext('credit', times, Code.InternalServiceError, { transactionId });
+      },
+      slowTerminate: () => {
+        arranged.slowTerminates += 1;
+        sim.faults.delayNext('terminate', 1, Math.round(o.walletTimeoutMs * 0.6));
+      },
+    };
     const engine = new ScriptedEngine({
       seed: o.seed,
       players: o.players,
@@ -165,6 +193,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       gameId: 'soak-slots',
       client,
       onRound: () => progress.tick(),
+      arrange,
     });
     const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0;
     const scheduler = withFaults
@@ -183,30 +212,44 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       : undefined;
 
     scheduler?.start();
-    await engine.run();
-    await scheduler?.stop();
+    await guard(engine.run()).catch(async (err: unknown) => {
+      await scheduler?.abort();
+      throw err;
+    });
+    await guard(scheduler?.stop() ?? Promise.resolve());
     if (scheduler?.failure) throw scheduler.failure;
     // The incident is over: the wallet answers normally again, and the background work must finish.
     sim.faults.clear();
 
     const history = engine.history();
     const settleStart = Date.now();
-    const records = await settle(client, history.transactions.map((t) => t.transactionId), o.settleTimeoutMs, o.err);
-    // An end answered 202 terminates the token once its pending work settled: wait for those too.
-    const ended = history.ends.filter((e) => isAccepted(e.reply)).map((e) => e.token);
-    const terminatedTokens = await terminations(sim, ended, settleStart + o.settleTimeoutMs);
+    const settleDeadline = settleStart + o.settleTimeoutMs;
+    // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
+    await guard(lateWork(sim, history, settleDeadline, o.err));
+    const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
+    // A token is terminated once every session on it ended and its work settled: wait for those too.
+    const terminatedTokens = await guard(terminations(sim, endedTokens(history), settleDeadline));
     const settledInMs = Date.now() - settleStart;
+    const calls = sim.calls();
     const reconciliation = reconcile({
       history,
       ledger: { players: sim.ledger.players(), transactions: sim.ledger.transactions() },
       records,
       terminatedTokens,
+      calledTransactions: new Set(calls.flatMap((c) => (c.transactionId === undefined ? [] : [c.transactionId]))),
     });
 
-    const walletFaults: Record<string, number> = {};
-    for (const call of sim.calls()) {
-      if (call.fault !== undefined) walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] = (walletFaults[`${call.faultSource ?? 'armed'} ${call.fault}`] ?? 0) + 1;
-    }
+    const walletFaults = tally(calls.flatMap((c) => (c.fault === undefined ? [] : [`${c.faultSource ?? 'armed'} ${c.fault}`])));
+    const lateDebits = calls.filter((c) => c.operation === 'debit' && c.faultSource === 'armed' && c.fault === 'latency');
+    const faultsMet: WalletFaultsMet = {
+      lateDebits: lateDebits.length,
+      lateDebitsApplied: lateDebits.filter((c) => c.applied).length,
+      lateDebitsRefused: tally(lateDebits.filter((c) => !c.applied).map((c) => (c.code === undefined ? 'no answer' : codeName(c.code)))),
+      // The scheduler's terminate faults; an arranged slow terminate is a delay ('latency'), counted apart.
+      terminateFaults: calls.filter((c) => c.operation === 'terminate' && c.faultSource === 'armed' && c.fault !== 'latency').length,
+      heldWins: arranged.heldWins,
+      slowTerminates: arranged.slowTerminates,
+    };
     const lines = renderReport({
       title: o.title,
       seed: o.seed,
@@ -222,11 +265,14 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'redis restarts': o.redisRestarts,
         'redis aof': o.aof ? 'always' : 'off',
         'wallet timeout ms': o.walletTimeoutMs,
+        'dead-check interval ms': DEAD_CHECK_INTERVAL_MS,
+        'dead-check window ms': deadCheckWindowMs(o.settleTimeoutMs),
       },
       script: engine.counts,
+      interleavings: history.interleavings,
       resends: client.resends,
-      terminated: ended.filter((t) => terminatedTokens.has(t)).length,
       walletFaults,
+      faultsMet,
       scheduler: scheduler?.counts,
       reconciliation,
       perPlayer: o.perPlayer,
@@ -248,9 +294,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
 }
 
 /** Polls every record until it is final (its compensation too) or the deadline passes. */
-async function settle(client: EngineClient, ids: readonly string[], timeoutMs: number, err: NodeJS.WriteStream): Promise<Map<string, RecordView | null>> {
+async function settle(client: EngineClient, ids: readonly string[], deadline: number, err: NodeJS.WriteStream): Promise<Map<string, RecordView | null>> {
   const records = new Map<string, RecordView | null>();
-  const deadline = Date.now() + timeoutMs;
   let open = [...ids];
   for (let pass = 0; ; pass += 1) {
     const still: string[] = [];
@@ -269,6 +314,37 @@ async function settle(client: EngineClient, ids: readonly string[], timeoutMs: n
     await new Promise((r) => setTimeout(r, 500));
   }
   return records;
+}
+
+function tally(keys: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const k of keys) counts[k] = (counts[k] ?? 0) + 1;
+  return counts;
+}
+
+/** Tokens every session of which the engine ended (an accepted end): each must be terminated. */
+function endedTokens(history: EngineHistory): string[] {
+  const accepted = new Set(history.ends.filter((e) => isAccepted(e.reply)).map((e) => e.sessionId));
+  return history.players.map((p) => p.token).filter((token) => history.sessions.every((s) => s.token !== token || accepted.has(s.sessionId)));
+}
+
+/**
+ * Polls until no wallet call is still held by a delay fault and every bet refused to the engine
+ * that the wallet applied (late) is rolled back, or the deadline passes: the gateway's re-checks
+ * of "never applied" debits must have had their chance before the books are read.
+ */
+async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline: number, err: NodeJS.WriteStream): Promise<void> {
+  const refusedBets = history.transactions.filter((t) => t.kind === 'debit' && verdictOf(t).verdict === 'refused').map((t) => t.transactionId);
+  for (let pass = 0; ; pass += 1) {
+    const held = sim.calls().filter((c) => c.fault === 'latency' && c.code === undefined).length;
+    const owed = refusedBets.filter((id) => {
+      const applied = sim.ledger.transaction(id);
+      return applied !== undefined && !applied.rolledBack;
+    }).length;
+    if ((held === 0 && owed === 0) || Date.now() > deadline) return;
+    if (pass % 10 === 0) err.write(`settling: ${held} wallet calls still held, ${owed} refused bets applied and not rolled back yet\n`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Tokens the wallet terminated, polled until every one of `expected` is among them or the deadline passes. */

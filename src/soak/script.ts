@@ -2,14 +2,26 @@ import { fromMinor } from '../lib/money';
 import { jsonNumber, stringifyJson } from '../lib/json';
 import { mulberry32 } from '../sim/faults';
 import type { EngineClient } from './engine-client';
-import { isAccepted, type EngineHistory, type EngineKind, type EngineTransaction, type PlayerStart, type SessionEnd } from './history';
+import {
+  isAccepted,
+  shortReply,
+  type EngineHistory,
+  type EngineTransaction,
+  type Interleaving,
+  type LaunchedSession,
+  type PlayerStart,
+  type Reply,
+  type SessionEnd,
+} from './history';
 
 /**
  * The seeded scripted game engine. Each player launches (GET /launch, JSON), plays its rounds one
  * after another — bet, then a win, a loss (a zero win), a refund or several wins, sometimes with
  * the same body sent twice (one after the other or at once), sometimes several callbacks of one
- * round at once — relaunches now and then (above all while a win is still being retried), ends its
- * session, and sometimes tries one more bet in the ended session. Everything it sends and
+ * round at once, now and then a refund naming a bet that is not the round's — relaunches now and
+ * then (above all while a win is still being retried) and ends the older session while the newer
+ * one plays on, ends its last session (plainly, right after a win answered 202, or at the same
+ * moment as a win), and sometimes tries one more bet in the ended session. Everything it sends and
  * everything it is told goes into the history the checker reads.
  */
 export interface ScriptOptions {
@@ -25,6 +37,16 @@ export interface ScriptOptions {
   readonly client: EngineClient;
   /** Called after every round (progress). */
   readonly onRound?: () => void;
+  /** Wallet behaviour the `end` interleavings ask for; without it they happen only when the wallet's own faults line them up. */
+  readonly arrange?: Arrangements;
+}
+
+/** What the run arranges at the wallet for one interleaving (the engine itself only sends requests). */
+export interface Arrangements {
+  /** The wallet refuses this win's credit `times` times with a retry code: the engine gets 202 and the win is retried in the background. */
+  holdWin(transactionId: string, times: number): void;
+  /** The next terminate reaches the wallet late (still within the gateway's deadline): a win can be claimed while it is at the wallet. */
+  slowTerminate(): void;
 }
 
 export interface ScriptCounts {
@@ -44,6 +66,8 @@ export interface ScriptCounts {
   sessionsEndPending: number;
   /** Bets tried in an ended session (each must be refused). */
   endedSessionBets: number;
+  /** Ends of a session older than the token's newest (after a relaunch). */
+  olderSessionsEnded: number;
 }
 
 /** The largest player id the contract allows, counting down: every id needs all 64 bits kept. */
@@ -63,6 +87,31 @@ function playerRng(seed: number, index: number): Rng {
 const between = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
 
 type RoundShape = 'win' | 'loss' | 'refund' | 'two-wins' | 'concurrent-wins' | 'concurrent-bet';
+
+/** How a player's last session ends: after its last round, right after that round's win was answered 202, or at the same moment as that win. */
+type Ending = 'plain' | 'after-pending-win' | 'with-win';
+
+function endingOf(rng: Rng): Ending {
+  const x = rng();
+  if (x < 0.5) return 'plain';
+  if (x < 0.75) return 'after-pending-win';
+  return 'with-win';
+}
+
+/** Share of rounds with a refund naming a bet that is not the round's. */
+const FOREIGN_REFUND_RATE = 0.05;
+
+interface PlayerState {
+  /** The newest session: where the player plays. */
+  sessionId: string;
+  readonly lane: number;
+  /** Sessions on the token not ended yet, oldest first (the newest last). */
+  readonly open: string[];
+  /** The previous round's bet, for a refund naming another round's bet. */
+  previousBet: { readonly id: string; readonly stake: bigint } | undefined;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function shapeOf(rng: Rng): RoundShape {
   const x = rng();
@@ -88,15 +137,26 @@ export class ScriptedEngine {
     sessionsEnded: 0,
     sessionsEndPending: 0,
     endedSessionBets: 0,
+    olderSessionsEnded: 0,
   };
   private readonly starts: PlayerStart[] = [];
+  private readonly sessions: LaunchedSession[] = [];
   private readonly transactions = new Map<string, EngineTransaction>();
   private readonly ends: SessionEnd[] = [];
+  private readonly interleavings: Interleaving[] = [];
+  /** Sessions whose `end` the engine sent (marked before the send, so a win sent with it counts as racing it). */
+  private readonly endSent = new Set<string>();
 
   constructor(private readonly options: ScriptOptions) {}
 
   history(): EngineHistory {
-    return { players: [...this.starts], transactions: [...this.transactions.values()], ends: [...this.ends] };
+    return {
+      players: [...this.starts],
+      sessions: [...this.sessions],
+      transactions: [...this.transactions.values()],
+      ends: [...this.ends],
+      interleavings: [...this.interleavings],
+    };
   }
 
   async run(): Promise<void> {
@@ -123,8 +183,9 @@ export class ScriptedEngine {
       this.counts.launchFailures += 1;
       return;
     }
-    this.starts.push({ playerId: player, currency: o.currency, scale: o.scale, startBalance: first.balance });
-    const state = { sessionId: first.sessionId, lane: index };
+    this.starts.push({ playerId: player, token, currency: o.currency, scale: o.scale, startBalance: first.balance });
+    this.sessions.push({ playerId: player, token, sessionId: first.sessionId });
+    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined };
 
     const relaunch = async (): Promise<void> => {
       // A page refresh: the same token, a new session; the old session's retries go on.
@@ -133,22 +194,59 @@ export class ScriptedEngine {
       if (again.ok) {
         this.counts.relaunches += 1;
         state.sessionId = again.sessionId;
+        state.open.push(again.sessionId);
+        this.sessions.push({ playerId: player, token, sessionId: again.sessionId });
       } else {
         this.counts.launchFailures += 1;
       }
     };
+    /** Ends every session but the newest; the newer one plays on (`during` runs at the same time when given). */
+    const endOlder = async (during?: () => Promise<unknown>): Promise<void> => {
+      const older = state.open.splice(0, state.open.length - 1);
+      const ended = Promise.all(older.map((sessionId) => this.endSession(player, token, sessionId, state.lane)));
+      const [replies] = await Promise.all([ended, during?.()]);
+      this.counts.olderSessionsEnded += older.length;
+      older.forEach((sessionId, i) => {
+        const reply = replies[i] as Reply;
+        const when = during ? 'with the newer session\'s round' : 'before the newer session\'s round';
+        this.interleavings.push({ kind: 'end-older-session', playerId: player, sessionId, transactionId: null, outcome: `end ${shortReply(reply)} ${when}` });
+      });
+    };
 
+    const ending = endingOf(rng);
+    let lastPending = false;
+    let lastSession = state.sessionId;
     for (let r = 0; r < o.rounds; r += 1) {
-      const pendingWin = await this.playRound(rng, player, index, r, state);
-      if ((pendingWin && rng() < 0.5) || rng() < 0.03) await relaunch();
+      const last = r === o.rounds - 1;
+      const finale = last && ending !== 'plain';
+      const play = (): Promise<boolean> => (finale ? this.playFinale(rng, player, token, index, r, state, ending) : this.playRound(rng, player, index, r, state));
+      if (state.open.length > 1 && (last || rng() < 0.6)) {
+        // A relaunch left an older session open: end it while the newer one keeps playing.
+        if (!finale && rng() < 0.5) {
+          let pending = false;
+          await endOlder(async () => (pending = await play()));
+          lastPending = pending;
+        } else {
+          await endOlder();
+          lastPending = await play();
+        }
+      } else {
+        lastPending = await play();
+      }
+      lastSession = state.sessionId;
+      // After a finale the session is ended: no relaunch then.
+      if (!finale && ((lastPending && rng() < 0.5) || rng() < 0.03)) await relaunch();
       this.counts.rounds += 1;
       o.onRound?.();
     }
 
-    const ended = await o.client.send(`/engine/v1/sessions/${state.sessionId}/end`, '{}', [], state.lane);
-    this.ends.push({ playerId: player, token, reply: ended.reply });
-    if (isAccepted(ended.reply)) this.counts.sessionsEnded += 1;
-    if (ended.reply.kind === 'answer' && ended.reply.status === 202) this.counts.sessionsEndPending += 1;
+    // The sessions still open, newest first: a relaunch after the last round leaves the older one to end last.
+    for (const sessionId of state.open.splice(0).reverse()) {
+      const reply = await this.endSession(player, token, sessionId, state.lane);
+      if (sessionId === lastSession && lastPending) {
+        this.interleavings.push({ kind: 'end-while-win-pending', playerId: player, sessionId, transactionId: null, outcome: `win 202 in the last round, end ${shortReply(reply)}` });
+      }
+    }
     if (rng() < 0.5) {
       // An engine that missed the end: the bet must be refused (also while the end waits) and never reach the wallet.
       this.counts.endedSessionBets += 1;
@@ -156,8 +254,64 @@ export class ScriptedEngine {
     }
   }
 
+  /** Sends `end` of one session (marked as sent first, so a win sent with it counts as racing it). */
+  private async endSession(player: string, token: string, sessionId: string, lane: number): Promise<Reply> {
+    this.endSent.add(sessionId);
+    const ended = await this.options.client.send(`/engine/v1/sessions/${sessionId}/end`, '{}', [], lane);
+    this.ends.push({ playerId: player, token, sessionId, reply: ended.reply });
+    if (isAccepted(ended.reply)) this.counts.sessionsEnded += 1;
+    if (ended.reply.kind === 'answer' && ended.reply.status === 202) this.counts.sessionsEndPending += 1;
+    return ended.reply;
+  }
+
+  /**
+   * The last round of a player whose session ends with its win: the bet, then either the win
+   * (held at the wallet, so it is answered 202) and `end` right after it, or `end` and the win at
+   * the same moment (the win 0–300 ms later, sometimes held, sometimes with a slow terminate).
+   * A win answered 200/202 must be credited exactly once; one answered 409 SESSION_ENDED is refused.
+   */
+  private async playFinale(rng: Rng, player: string, token: string, index: number, r: number, state: PlayerState, ending: Ending): Promise<boolean> {
+    const o = this.options;
+    const roundId = `p${index}-r${r}`;
+    const betId = `${roundId}-b`;
+    const winId = `${roundId}-w`;
+    const stake = BigInt(between(rng, 10, 500));
+    const amount = (stake * BigInt(between(rng, 0, 300))) / 100n;
+    const sessionId = state.sessionId;
+    const betOk = await this.bet(player, state, roundId, betId, stake);
+    state.open.splice(state.open.indexOf(sessionId), 1);
+    if (!betOk) {
+      await this.endSession(player, token, sessionId, state.lane);
+      return false;
+    }
+    const win = (): Promise<'succeeded' | 'pending' | 'refused'> => this.settle('credit', player, state, roundId, winId, betId, amount, true);
+    const lastReply = (): Reply => (this.transactions.get(winId) as EngineTransaction).replies.at(-1) as Reply;
+
+    if (ending === 'after-pending-win') {
+      o.arrange?.holdWin(winId, between(rng, 3, 6));
+      const outcome = await win();
+      const endReply = await this.endSession(player, token, sessionId, state.lane);
+      if (outcome === 'pending') {
+        this.interleavings.push({ kind: 'end-while-win-pending', playerId: player, sessionId, transactionId: winId, outcome: `win 202, end ${shortReply(endReply)}` });
+      }
+      return outcome === 'pending';
+    }
+    if (rng() < 0.5) o.arrange?.holdWin(winId, between(rng, 2, 5));
+    if (rng() < 0.5) o.arrange?.slowTerminate();
+    const lag = between(rng, 0, 300);
+    const [endReply, outcome] = await Promise.all([this.endSession(player, token, sessionId, state.lane), sleep(lag).then(win)]);
+    this.interleavings.push({
+      kind: 'end-while-win-in-flight',
+      playerId: player,
+      sessionId,
+      transactionId: winId,
+      outcome: `win ${shortReply(lastReply())}, end ${shortReply(endReply)}`,
+    });
+    return outcome === 'pending';
+  }
+
   /** One round; true when a win of it is still being retried in the background (answered 202). */
-  private async playRound(rng: Rng, player: string, index: number, r: number, state: { sessionId: string; lane: number }): Promise<boolean> {
+  private async playRound(rng: Rng, player: string, index: number, r: number, state: PlayerState): Promise<boolean> {
     const roundId = `p${index}-r${r}`;
     const betId = `${roundId}-b`;
     const stake = BigInt(between(rng, 10, 500));
@@ -177,6 +331,8 @@ export class ScriptedEngine {
         await this.bet(player, state, roundId, betId, stake);
       }
     }
+    if (rng() < FOREIGN_REFUND_RATE) await this.foreignRefund(rng, player, state, roundId, stake, betOk);
+    state.previousBet = { id: betId, stake };
     if (!betOk) return false;
 
     const winAmount = (): bigint => (stake * BigInt(between(rng, 0, 300))) / 100n;
@@ -228,32 +384,55 @@ export class ScriptedEngine {
     return pending;
   }
 
+  /**
+   * A refund in this round naming the previous round's bet (with that bet's amount) or a bet never
+   * sent, right after this round's bet was answered — also while a refused bet's compensation is
+   * still at work. It must get 422 BET_NOT_FOUND and reach no wallet.
+   */
+  private async foreignRefund(rng: Rng, player: string, state: PlayerState, roundId: string, stake: bigint, betOk: boolean): Promise<void> {
+    const other = state.previousBet !== undefined && rng() < 0.5 ? state.previousBet : { id: `${roundId}-nb`, stake };
+    const closed = rng() < 0.5;
+    const id = `${roundId}-xf`;
+    await this.settle('rollback', player, state, roundId, id, other.id, other.stake, closed, true);
+    const reply = (this.transactions.get(id) as EngineTransaction).replies.at(-1) as Reply;
+    this.interleavings.push({
+      kind: 'foreign-refund',
+      playerId: player,
+      sessionId: state.sessionId,
+      transactionId: id,
+      outcome: `refund ${shortReply(reply)} (round's bet ${betOk ? 'accepted' : 'refused'})`,
+    });
+  }
+
   private entry(
-    kind: EngineKind,
-    player: string,
-    sessionId: string,
-    roundId: string,
-    id: string,
-    amount: string,
-    bet: string | null,
-    closed: boolean,
-    afterEnd = false,
+    fields: Pick<EngineTransaction, 'kind' | 'playerId' | 'sessionId' | 'roundId' | 'transactionId' | 'amount' | 'betTransactionId' | 'roundClosed' | 'afterEnd' | 'foreignBet'>,
   ): EngineTransaction {
-    let tx = this.transactions.get(id);
+    let tx = this.transactions.get(fields.transactionId);
     if (!tx) {
-      tx = { transactionId: id, kind, playerId: player, sessionId, roundId, amount, betTransactionId: bet, roundClosed: closed, afterEnd, replies: [] };
-      this.transactions.set(id, tx);
-      if (kind === 'debit') this.counts.bets += 1;
-      else if (kind === 'credit') this.counts.wins += 1;
+      tx = { ...fields, endSent: this.endSent.has(fields.sessionId), replies: [] };
+      this.transactions.set(fields.transactionId, tx);
+      if (tx.kind === 'debit') this.counts.bets += 1;
+      else if (tx.kind === 'credit') this.counts.wins += 1;
       else this.counts.refunds += 1;
     }
     return tx;
   }
 
   /** One send of a bet (the same body every time for this id); true when it was accepted. */
-  private async bet(player: string, state: { sessionId: string; lane: number }, roundId: string, id: string, stake: bigint, afterEnd = false): Promise<boolean> {
+  private async bet(player: string, state: PlayerState, roundId: string, id: string, stake: bigint, afterEnd = false): Promise<boolean> {
     const amount = fromMinor(stake, this.options.scale);
-    const tx = this.entry('debit', player, state.sessionId, roundId, id, amount, null, false, afterEnd);
+    const tx = this.entry({
+      kind: 'debit',
+      playerId: player,
+      sessionId: state.sessionId,
+      roundId,
+      transactionId: id,
+      amount,
+      betTransactionId: null,
+      roundClosed: false,
+      afterEnd,
+      foreignBet: false,
+    });
     const body = stringifyJson({ round_id: roundId, transaction_id: id, amount: jsonNumber(amount), round_closed: false });
     const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/bet`, body, tx.replies, state.lane);
     return isAccepted(answered.reply);
@@ -262,15 +441,27 @@ export class ScriptedEngine {
   private async settle(
     kind: 'credit' | 'rollback',
     player: string,
-    state: { sessionId: string; lane: number },
+    state: PlayerState,
     roundId: string,
     id: string,
     bet: string,
     minor: bigint,
     closed: boolean,
+    foreignBet = false,
   ): Promise<'succeeded' | 'pending' | 'refused'> {
     const amount = fromMinor(minor, this.options.scale);
-    const tx = this.entry(kind, player, state.sessionId, roundId, id, amount, bet, closed);
+    const tx = this.entry({
+      kind,
+      playerId: player,
+      sessionId: state.sessionId,
+      roundId,
+      transactionId: id,
+      amount,
+      betTransactionId: bet,
+      roundClosed: closed,
+      afterEnd: false,
+      foreignBet,
+    });
     const body = stringifyJson({ round_id: roundId, transaction_id: id, bet_transaction_id: bet, amount: jsonNumber(amount), round_closed: closed });
     // The session the transaction was first sent in: a duplicate after a relaunch repeats the same request.
     const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/${kind === 'credit' ? 'win' : 'refund'}`, body, tx.replies, state.lane);

@@ -1,9 +1,11 @@
 import { lastLine, runEntry } from './soak-run';
 
 /**
- * A short `npm run soak`: 2 gateways, 2 workers, Redis with AOF; wallet faults, SIGKILLs of a
- * gateway or worker and one Redis restart while the engine plays. Nothing acknowledged is lost,
- * nothing is applied twice, no balance drifts.
+ * A short `npm run soak`: 2 gateways, 2 workers, Redis with AOF; wallet faults (late debits and
+ * terminate failures included), SIGKILLs of a gateway or worker and one Redis restart while the
+ * engine plays, ends sessions while wins are pending or in flight, ends the older of two sessions
+ * on a token and refunds other rounds' bets. Nothing acknowledged is lost, nothing is applied
+ * twice, no balance drifts, and every token is terminated.
  */
 jest.setTimeout(240_000);
 
@@ -12,5 +14,8 @@ it('keeps every acknowledged win and compensation through kills and a Redis rest
   expect({ code: run.code, tail: run.stdout.split('\n').slice(-15).join('\n'), output: run.code === 0 ? '' : run.output.slice(-2000) }).toMatchObject({ code: 0 });
   expect(run.stdout).toMatch(/^kills: 2 /m);
   expect(run.stdout).toMatch(/redis restarts: 1$/m);
+  expect(run.stdout).toMatch(/^interleavings met: end-while-win-pending \d+, end-while-win-in-flight \d+, end-older-session \d+, foreign-refund \d+$/m);
+  const tokens = /tokens terminated (\d+) of (\d+)/.exec(run.stdout);
+  expect(tokens?.[1]).toBe(tokens?.[2]);
   expect(lastLine(run.stdout)).toBe('lost: 0, doubled: 0, drift: 0');
 });

@@ -394,6 +394,22 @@ describe('wallet simulator', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     });
 
+    it('delayNext holds one transaction\'s call, then applies it after the caller gave up', async () => {
+      const s = await session();
+      const late = debitOf(s, '3');
+      sim.faults.delayNext('debit', 1, 400, { transactionId: late.transaction_id });
+      expect(codeOf(await call('debit', debitOf(s, '1')))).toBe('1');
+      await expect(call('debit', late, { timeoutMs: 100 })).rejects.toThrow();
+      expect(sim.ledger.appliedCount(late.transaction_id)).toBe(0);
+      const deadline = Date.now() + 5000;
+      while (sim.ledger.appliedCount(late.transaction_id) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(sim.ledger.appliedCount(late.transaction_id)).toBe(1);
+      expect(sim.calls().filter((c) => c.transactionId === late.transaction_id).map((c) => [c.fault, c.faultSource, c.code, c.applied])).toEqual([
+        ['latency', 'armed', 1, true],
+      ]);
+      expect(sim.faults.snapshot().armed).toEqual([]);
+    });
+
     it('health check: 204 for the right Host, 400 for another, 503 when unhealthy', async () => {
       const health = (host?: string): Promise<Answer> =>
         request(`${sim.url}/api/health-check`, { method: 'POST', headers: host ? { host } : {} }).then(read);
@@ -461,6 +477,8 @@ describe('wallet simulator', () => {
       expect((await admin('GET', 'faults')).json.chaos).toMatchObject({ seed: 3, rate: 0.25 });
       expect((await admin('POST', 'faults', { type: 'unhealthy', value: true })).status).toBe(200);
       expect((await admin('POST', 'faults', { type: 'latency', op: '*', ms: 10 })).status).toBe(200);
+      expect((await admin('POST', 'faults', { type: 'delayNext', op: 'terminate', count: 2, ms: 5000 })).status).toBe(200);
+      expect((await admin('GET', 'faults')).json.armed).toEqual([{ op: 'terminate', action: { kind: 'latency', ms: 5000 }, remaining: 2 }]);
       expect((await admin('POST', 'clear')).status).toBe(200);
       expect((await admin('GET', 'faults')).json).toMatchObject({ chaos: null, unhealthy: false, armed: [], latency: {} });
 
