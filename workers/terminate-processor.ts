@@ -24,6 +24,8 @@ export interface TerminateProcessorDeps {
   /** A terminate that keeps failing is retried until this long after the decision (DEAD_CHECK_WINDOW_MS). */
   readonly windowMs: number;
   readonly retentionSeconds: number;
+  /** Asks about a watched debit of the token once more (applied → rolled back; not applied → the watch ends). */
+  readonly settleWatchedDebit: (debitId: string) => Promise<unknown>;
   readonly now: () => number;
 }
 
@@ -37,7 +39,7 @@ export const TERMINATE_MAX_DELAY_MS = 60_000;
  * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
+  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, settleWatchedDebit, now } = deps;
 
   /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
   async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
@@ -66,6 +68,10 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
         return later(job, token, recheckMs, 'work still holds the token');
       case 'busy':
         return later(job, token, Math.max(0, taken.leaseUntil - now()), 'another sender holds the lease');
+      case 'watch':
+        // The last question about the token's watched debits, while the wallet still answers for it.
+        for (const id of taken.debitIds) await settleWatchedDebit(id);
+        return later(job, token, recheckMs, 'watched debits asked about');
       case 'send':
         break;
     }

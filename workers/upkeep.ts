@@ -204,40 +204,59 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
  * window ends stays `compensated`, and the watch ends. Returns how many were rolled back.
  */
 async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
-  const { store, queues, wallet, logger, metrics, now } = deps;
   let rolledBack = 0;
-  for (const id of await store.dueForRecheck(now(), DEAD_CHECK_BATCH)) {
-    try {
-      const debit = await store.get(id);
-      if (debit?.state !== 'compensated' || debit.recheckUntil === null) continue;
-      const fields = await statusFieldsOf(deps, debit);
-      const status = fields === undefined ? undefined : await wallet.call('status', fields);
-      if (status?.kind === 'ok') {
-        const started = await store.beginCompensation({
-          debit,
-          error: debit.error ?? LOST_DEBIT_ERROR,
-          attempts: debit.attempts,
-          lastWalletCode: debit.lastWalletCode,
-          history: debit.history,
-          compensation: compensationFor(debit, now(), compensationTransactionId(debit.transactionId, 'late')),
-          leaseUntil: now() + deps.graceMs,
-          late: true,
-        });
-        if (started.kind === 'not_pending') continue;
-        await ensureRetryJob(queues, started.compensationId, 0);
-        metrics.compensations.inc({ result: 'scheduled' });
-        rolledBack += 1;
-        logger.error({ transaction_id: id, compensation_id: started.compensationId }, 'debit applied after the gateway gave up on it: rolled back now');
-      } else if (now() >= debit.recheckUntil) {
-        const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
-        await store.settle(debit, { state: 'compensated', expect: ['compensated'], note: `not applied at the wallet by the end of the re-check window (last status: ${last})` });
-        logger.info({ transaction_id: id, status: last }, 'never-applied debit: re-check window over');
-      } else {
-        await store.recheckLater(id, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
-      }
-    } catch (err) {
-      logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
-    }
+  for (const id of await deps.store.dueForRecheck(deps.now(), DEAD_CHECK_BATCH)) {
+    if ((await recheckWatchedDebit(deps, id, 'scheduled')) === 'rolled-back') rolledBack += 1;
   }
   return rolledBack;
+}
+
+/**
+ * One `status` question about a watched debit. `scheduled`: the re-check every
+ * DEAD_CHECK_INTERVAL_MS, which ends the watch when the window is over. `before-terminate`: the last
+ * question before its token is terminated, while the wallet still answers for the token; "not
+ * applied" then ends the watch (a debit the wallet processes after the terminate is refused: the
+ * token is deactivated).
+ */
+export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 'scheduled' | 'before-terminate'): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
+  const { store, queues, wallet, logger, metrics, now } = deps;
+  try {
+    const debit = await store.get(id);
+    if (debit?.state !== 'compensated' || debit.recheckUntil === null) return 'gone';
+    const fields = await statusFieldsOf(deps, debit);
+    const status = fields === undefined ? undefined : await wallet.call('status', fields);
+    if (status?.kind === 'ok') {
+      const started = await store.beginCompensation({
+        debit,
+        error: debit.error ?? LOST_DEBIT_ERROR,
+        attempts: debit.attempts,
+        lastWalletCode: debit.lastWalletCode,
+        history: debit.history,
+        compensation: compensationFor(debit, now(), compensationTransactionId(debit.transactionId, 'late')),
+        leaseUntil: now() + deps.graceMs,
+        late: true,
+      });
+      if (started.kind === 'not_pending') return 'gone';
+      await ensureRetryJob(queues, started.compensationId, 0);
+      metrics.compensations.inc({ result: 'scheduled' });
+      logger.error({ transaction_id: id, compensation_id: started.compensationId }, 'debit applied after the gateway gave up on it: rolled back now');
+      return 'rolled-back';
+    }
+    const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
+    const notApplied = status?.kind === 'rejected' && status.code === Code.TransactionNotFound;
+    if ((when === 'before-terminate' && notApplied) || now() >= debit.recheckUntil) {
+      const note =
+        when === 'before-terminate' && notApplied
+          ? 'not applied at the wallet when its token was terminated'
+          : `not applied at the wallet by the end of the re-check window (last status: ${last})`;
+      await store.settle(debit, { state: 'compensated', expect: ['compensated'], note });
+      logger.info({ transaction_id: id, status: last, when }, 'never-applied debit: watch over');
+      return 'not-applied';
+    }
+    await store.recheckLater(id, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
+    return 'unclear';
+  } catch (err) {
+    logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
+    return 'unclear';
+  }
 }

@@ -17,6 +17,11 @@ export interface Keys {
   token(tokenRef: string): string;
   /** SET of the session ids launched on one token: its terminate waits until each ended or expired. */
   tokenSessions(tokenRef: string): string;
+  /**
+   * SET of the token's watched debits (compensated, never applied, re-checked): each is asked once
+   * more right before the token is terminated, while the wallet still answers for the token.
+   */
+  tokenWatch(tokenRef: string): string;
   /** The common start of every session key (scripts name the sessions of a token from it). */
   sessionPrefix(): string;
   transaction(transactionId: string): string;
@@ -45,6 +50,7 @@ export function keysFor(prefix: string): Keys {
     tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
+    tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,

@@ -82,6 +82,8 @@ export type EndResult =
 export type TakeTerminateResult =
   | { readonly kind: 'terminated' | 'missing' }
   | { readonly kind: 'wait'; readonly for: 'work' | 'sessions' }
+  /** Watched debits of the token, to ask about once more before it is terminated. */
+  | { readonly kind: 'watch'; readonly debitIds: readonly string[] }
   | { readonly kind: 'busy'; readonly leaseUntil: number }
   /** Send attempt `attempt`; the terminate's window started at `from`. */
   | { readonly kind: 'send'; readonly attempt: number; readonly from: number };
@@ -136,7 +138,7 @@ const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: nu
   args: [x.sessionId, String(ttlSeconds), x.token, x.tokenRef, x.playerId, x.siteId, x.currency, x.gameId, x.balance, String(x.createdAt)],
 }));
 
-const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string; lease: TerminateLease }>('end-session-6', ({ keys, sessionId, tokenRef, lease }) => ({
+const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string; lease: TerminateLease }>('end-session-7', ({ keys, sessionId, tokenRef, lease }) => ({
   keys: [
     keys.session(sessionId),
     keys.token(tokenRef),
@@ -144,12 +146,13 @@ const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string
     keys.tokenPending(tokenRef),
     keys.endingIndex(),
     keys.terminateFailedIndex(),
+    keys.tokenWatch(tokenRef),
   ],
   args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId],
 }));
 
-const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-4', ({ keys, tokenRef, lease }) => ({
-  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex()],
+const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-5', ({ keys, tokenRef, lease }) => ({
+  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex(), keys.tokenWatch(tokenRef)],
   args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt)],
 }));
 
@@ -233,12 +236,19 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
       return kind === 'not_found' ? { kind } : { kind, balance: balance ?? '0' };
     },
 
-    async takeTerminate(tokenRef, lease) {
-      const [kind, a, b] = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease })) as [TakeTerminateResult['kind'], string?, string?];
-      if (kind === 'busy') return { kind, leaseUntil: Number(a) };
-      if (kind === 'send') return { kind, attempt: Number(a), from: Number(b) };
-      if (kind === 'wait') return { kind, for: a === 'sessions' ? 'sessions' : 'work' };
-      return { kind };
+    async takeTerminate(tokenRef, lease): Promise<TakeTerminateResult> {
+      const [kind, ...values] = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease })) as [string, ...string[]];
+      switch (kind) {
+        case 'busy':
+          return { kind, leaseUntil: Number(values[0]) };
+        case 'send':
+          return { kind, attempt: Number(values[0]), from: Number(values[1]) };
+        case 'wait':
+          if (values[0] === 'watch') return { kind: 'watch', debitIds: values.slice(1) };
+          return { kind, for: values[0] === 'sessions' ? 'sessions' : 'work' };
+        default:
+          return { kind: kind as 'terminated' | 'missing' };
+      }
     },
 
     async finishTerminate(tokenRef, finish) {

@@ -150,7 +150,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-7', ({ keys, 
   ],
 }));
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-8', ({ keys, retentionSeconds, now, record, update }) => ({
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-9', ({ keys, retentionSeconds, now, record, update }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -160,6 +160,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.session(record.sessionId),
     keys.transaction(record.referenceTransactionId ?? record.transactionId),
     keys.recheckIndex(),
+    keys.tokenWatch(record.tokenRef),
   ],
   args: [
     record.transactionId,
@@ -179,7 +180,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
   ],
 }));
 
-const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-6', ({ keys, retentionSeconds, now, ...start }) => {
+const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-7', ({ keys, retentionSeconds, now, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
   return {
     keys: [
@@ -189,6 +190,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       keys.pendingIndex(),
       keys.tokenPending(start.debit.tokenRef),
       keys.recheckIndex(),
+      keys.tokenWatch(start.debit.tokenRef),
     ],
     args: [
       start.debit.transactionId,

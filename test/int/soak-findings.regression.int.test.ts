@@ -267,6 +267,24 @@ describe('money at the edges', () => {
     expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
   }, 40_000);
 
+  it('3b. a debit applied late is asked about once more before its token is terminated, and rolled back', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = balanceOf(player);
+    sim.faults.latency('debit', 4500);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.25' }))).toBe(503);
+    sim.faults.latency('debit', 0);
+    // No scheduled re-check within the test: only the question before the terminate can find it.
+    await runWorker({ DEAD_CHECK_INTERVAL_MS: '600000' });
+    await waitFor('the compensation found the debit absent', async () => (await client.record(`${round}-b`, 0))?.state === 'compensated', 15_000);
+    await waitFor('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
+    expect([200, 202]).toContain(status(await post(session, 'end', {})));
+    await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success), 15_000);
+    expect(balanceOf(player)).toBe(start);
+    const ops = sim.calls().filter((c) => c.code === Code.Success).map((c) => c.operation);
+    expect(ops.lastIndexOf('terminate')).toBeGreaterThan(ops.lastIndexOf('rollback'));
+  }, 40_000);
+
   it('4. a debit answered 200 whose settle Redis lost is asked about, never rolled back, and its round plays on', async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

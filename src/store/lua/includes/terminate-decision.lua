@@ -5,10 +5,12 @@
   token is pending or dead. Taking it also takes the send lease of the terminate.
 
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
-  the lease), 'wait_work' (a credit or rollback of the token is pending or dead) or
-  'wait_sessions' (another session on the token still plays: its own end, or its expiry, decides).
+  the lease), 'wait_work' (a credit or rollback of the token is pending or dead),
+  'wait_watch' (a watched debit of the token is to be asked about once more first: the wallet
+  answers for the token only until it is terminated) or 'wait_sessions' (another session on the
+  token still plays: its own end, or its expiry, decides).
 ]]
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
     if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
@@ -21,6 +23,7 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessio
         return 'wait_sessions'
       end
     end
+    if redis.call('SCARD', tokenWatchKey) > 0 then return 'wait_watch' end
     redis.call('HSET', tokenKey, 'state', 'terminating', 'from', now, 'attempts', 0)
     -- Kept until the terminate went out (or was given up and driven again).
     redis.call('PERSIST', tokenKey)

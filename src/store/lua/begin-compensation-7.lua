@@ -12,6 +12,7 @@
     KEYS[4] pending index
     KEYS[5] token's pending set
     KEYS[6] re-check index
+    KEYS[7] token's watched debits
 
     ARGV[1] debit id
     ARGV[2] compensation id
@@ -26,7 +27,8 @@
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
     {'created' | 'linked', compensation id}
 ]]
-local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local debitKey, compKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local recheckKey, tokenWatchKey = KEYS[6], KEYS[7]
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local debitFieldCount = tonumber(ARGV[6])
 local FIRST_DEBIT_FIELD = 7
@@ -52,6 +54,7 @@ redis.call('PERSIST', debitKey)
 removePending(pendingKey, tokenPendingKey, debitId)
 if late then
   redis.call('ZREM', recheckKey, debitId)
+  redis.call('SREM', tokenWatchKey, debitId)
   redis.call('HDEL', debitKey, 'recheck_until')
 end
 if result == 'created' and redis.call('EXISTS', compKey) == 0 then

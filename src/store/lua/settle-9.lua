@@ -24,6 +24,7 @@
     KEYS[6] session
     KEYS[7] referenced debit (the record itself when it references none)
     KEYS[8] re-check index
+    KEYS[9] token's watched debits
 
     ARGV[1]  transaction id
     ARGV[2]  new state
@@ -43,7 +44,7 @@
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadKey, sessionKey, debitKey, recheckKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local deadKey, sessionKey, debitKey, recheckKey, tokenWatchKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local id, newState, final, releaseRound = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local debitState, expectedStates, expectedAttempts = ARGV[9], ARGV[10], ARGV[11]
@@ -75,6 +76,7 @@ elseif final then
   redis.call('EXPIRE', txKey, retentionSeconds)
   redis.call('ZREM', deadKey, id)
   redis.call('ZREM', recheckKey, id)
+  redis.call('SREM', tokenWatchKey, id)
   dropBody(txKey)
 else
   redis.call('PERSIST', txKey)
@@ -104,7 +106,9 @@ if debitState ~= '' and redis.call('HGET', debitKey, 'compensation_id') == id th
   elseif watchUntil ~= '' then
     redis.call('HSET', debitKey, 'recheck_until', watchUntil)
     redis.call('PERSIST', debitKey)
-    redis.call('ZADD', recheckKey, firstRecheck, redis.call('HGET', debitKey, 'id'))
+    local debitId = redis.call('HGET', debitKey, 'id')
+    redis.call('ZADD', recheckKey, firstRecheck, debitId)
+    redis.call('SADD', tokenWatchKey, debitId)
   else
     redis.call('EXPIRE', debitKey, retentionSeconds)
     dropBody(debitKey)

@@ -11,6 +11,7 @@
     KEYS[4] token's pending set
     KEYS[5] ending index
     KEYS[6] terminate-failed index
+    KEYS[7] token's watched debits
 
     ARGV[1] token ref
     ARGV[2] session key prefix
@@ -25,10 +26,11 @@
     {'ended', session balance}          the token was terminated already
     {'terminate', session balance}      decided; this caller holds the send lease
     {'pending', session balance}        decided and sent by someone else, or waiting for the token's work
+                                        (or for a last question about its watched debits)
     {'waiting', session balance}        another session on the token still plays
 ]]
 local sessionKey, tokenKey, tokenSessionsKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local endingKey, terminateFailedKey = KEYS[5], KEYS[6]
+local endingKey, terminateFailedKey, tokenWatchKey = KEYS[5], KEYS[6], KEYS[7]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local sessionId = ARGV[7]
 
@@ -54,7 +56,7 @@ redis.call('SADD', tokenSessionsKey, sessionId)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
 if decision == 'terminate' then
   redis.call('ZADD', endingKey, checkAt, tokenRef)
   return {'terminate', balance}

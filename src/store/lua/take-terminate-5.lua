@@ -7,6 +7,7 @@
     KEYS[2] token's sessions
     KEYS[3] token's pending set
     KEYS[4] ending index
+    KEYS[5] token's watched debits
 
     ARGV[1] token ref
     ARGV[2] session key prefix
@@ -19,10 +20,11 @@
     {'terminated'}                  nothing left to do
     {'missing'}                     no such token
     {'wait', 'work' | 'sessions'}   work still holds the token, or another session still plays
+    {'wait', 'watch', ids...}       watched debits to ask about once more before the terminate
     {'busy', lease until}           another sender holds the lease
     {'send', attempt, from}         this caller sends attempt n; the window started at `from`
 ]]
-local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey, tokenWatchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
 --- @include "includes/terminate-decision"
@@ -33,9 +35,14 @@ if redis.call('HGET', tokenKey, 'state') == 'terminated' then
   return {'terminated'}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, sessionPrefix, now, leaseUntil)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
 if decision == 'wait_work' then return {'wait', 'work'} end
+if decision == 'wait_watch' then
+  local reply = {'wait', 'watch'}
+  for _, id in ipairs(redis.call('SMEMBERS', tokenWatchKey)) do reply[#reply + 1] = id end
+  return reply
+end
 if decision == 'wait_sessions' then
   redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
   return {'wait', 'sessions'}
