@@ -25,7 +25,7 @@ export interface TerminateProcessorDeps {
   readonly windowMs: number;
   readonly retentionSeconds: number;
   /** Asks about a watched debit of the token once more (applied → rolled back; not applied → the watch ends). */
-  readonly settleWatchedDebit: (debitId: string) => Promise<unknown>;
+  readonly settleWatchedDebit: (debitId: string) => Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'>;
   readonly now: () => number;
 }
 
@@ -55,8 +55,18 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
       breaker.refused('terminate');
       return later(job, token, gate.ms, 'wallet circuit breaker open');
     }
-    const leaseUntil = now() + leaseMs;
-    const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
+    const take = () => {
+      const leaseUntil = now() + leaseMs;
+      return sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
+    };
+    let taken = await take();
+    if (taken.kind === 'watch') {
+      // The last question about the token's watched debits, while the wallet still answers for it,
+      // and the decision right after it: a debit the wallet applies in between is the only gap.
+      const answers = await Promise.all(taken.debitIds.map((id) => settleWatchedDebit(id)));
+      if (answers.includes('unclear')) return later(job, token, recheckMs, 'a watched debit could not be asked about');
+      taken = await take();
+    }
     switch (taken.kind) {
       case 'terminated':
       case 'missing':
@@ -69,9 +79,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
       case 'busy':
         return later(job, token, Math.max(0, taken.leaseUntil - now()), 'another sender holds the lease');
       case 'watch':
-        // The last question about the token's watched debits, while the wallet still answers for it.
-        for (const id of taken.debitIds) await settleWatchedDebit(id);
-        return later(job, token, recheckMs, 'watched debits asked about');
+        return later(job, token, recheckMs, 'new watched debits to ask about');
       case 'send':
         break;
     }

@@ -34,7 +34,7 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   healthFailures: 2,
   healthIntervalMs: 5_000,
   firstProbeMs: 5_000,
-  maxProbeMs: 60_000,
+  maxProbeMs: 30_000,
   trials: 3,
 });
 

@@ -1,5 +1,5 @@
 import type { TransactionStore } from '../store/transactions';
-import type { TransactionState } from '../store/types';
+import type { TransactionKind, TransactionState } from '../store/types';
 import { ensureRetryJob, type Queues } from './queues';
 
 export type RedriveResult =
@@ -44,3 +44,37 @@ export async function redrive(deps: RedriveDeps, transactionId: string): Promise
   await ensureRetryJob(deps.queues, target.transactionId, 0);
   return { kind: 'redriven', transactionId: target.transactionId };
 }
+
+/** Which dead records a bulk redrive takes: by kind and by when they died. */
+export interface RedriveFilter {
+  readonly kind?: TransactionKind;
+  /** Died at or after (ms since the epoch). */
+  readonly from?: number;
+  /** Died at or before. */
+  readonly to?: number;
+  /** At most this many per call; the rest stay listed for the next. */
+  readonly limit: number;
+}
+
+export interface RedriveManyResult {
+  readonly redriven: readonly string[];
+  readonly skipped: readonly { readonly transactionId: string; readonly reason: string }[];
+}
+
+/**
+ * `POST /admin/transactions/redrive`: every dead record the filter matches is redriven, one by one,
+ * each exactly as a single redrive (after a wallet outage, all that still went dead at once).
+ */
+export async function redriveMany(deps: RedriveDeps, filter: RedriveFilter): Promise<RedriveManyResult> {
+  const redriven: string[] = [];
+  const skipped: { transactionId: string; reason: string }[] = [];
+  for (const id of await deps.store.deadBetween(filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER, filter.limit)) {
+    const record = await deps.store.get(id);
+    if (record === undefined || (filter.kind !== undefined && record.kind !== filter.kind)) continue;
+    const result = await redrive(deps, id);
+    if (result.kind === 'redriven') redriven.push(result.transactionId);
+    else skipped.push({ transactionId: id, reason: result.kind === 'not_dead' ? `now ${result.state}` : 'gone' });
+  }
+  return { redriven, skipped };
+}
+

@@ -3,9 +3,9 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { Router, type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { RedriveResult } from '../duties/redrive';
+import type { RedriveFilter, RedriveManyResult, RedriveResult } from '../duties/redrive';
 import type { EngineError } from '../engine';
 import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
@@ -40,6 +40,8 @@ export interface AdminDeps {
   transactions: TransactionStore;
   /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts). */
   redrive(transactionId: string): Promise<RedriveResult>;
+  /** The same for every dead record a filter matches. */
+  redriveMany(filter: RedriveFilter): Promise<RedriveManyResult>;
   logger: Logger;
   /** Wrong Basic credentials per client address; default ADMIN_AUTH_LIMIT. */
   authFailures?: FailureWindow;
@@ -179,6 +181,16 @@ function bullBoardRouter(queues: readonly Queue[]) {
   return app;
 }
 
+/** `POST /admin/transactions/redrive`: which dead records (the state is always `dead`). */
+const bulkRedriveSchema = z.strictObject({
+  state: z.literal('dead').default('dead'),
+  kind: z.enum(['debit', 'credit', 'rollback']).optional(),
+  /** Died at or after / at or before: ISO 8601 times. */
+  from: z.iso.datetime({ offset: true }).transform((t) => new Date(t)).optional(),
+  to: z.iso.datetime({ offset: true }).transform((t) => new Date(t)).optional(),
+  limit: z.number().int().min(1).max(1000).default(1000),
+});
+
 /**
  * Every route under /admin, auth included; mount at the application root (the paths are absolute),
  * after the request-id middleware.
@@ -234,6 +246,18 @@ export function createAdminRouter(deps: AdminDeps): Router {
     }
     // The contract's record itself, with the operator fields beside its own (contract section 6).
     sendJson(res, 200, await adminView(record, transactions));
+  });
+
+  router.post(`${ADMIN_BASE_PATH}/transactions/redrive`, express.json({ limit: '4kb' }), async (req: Request, res: Response) => {
+    const parsed = bulkRedriveSchema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      sendError(res, errors.validation(fieldIssues(parsed.error)));
+      return;
+    }
+    const { kind, from, to, limit } = parsed.data;
+    const result = await deps.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit });
+    audit(res, 'redrive-bulk', { filter: { state: 'dead', kind, from, to, limit }, redriven: result.redriven, skipped: result.skipped });
+    sendJson(res, 202, { redriven: result.redriven, skipped: result.skipped.map((s) => ({ transaction_id: s.transactionId, reason: s.reason })) });
   });
 
   router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {

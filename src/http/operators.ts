@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '../config/env';
 import type { Queues } from '../duties/queues';
-import { redrive } from '../duties/redrive';
+import { redrive, redriveMany } from '../duties/redrive';
 import { withDeadline } from '../lib/deadline';
 import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
@@ -183,6 +183,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       queues: allQueues,
       transactions,
       redrive: (id) => redrive({ store: transactions, queues }, id),
+      redriveMany: (filter) => redriveMany({ store: transactions, queues }, filter),
       logger: logger.child({ component: 'admin' }),
     }),
   ];

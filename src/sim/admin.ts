@@ -40,6 +40,7 @@ const faultBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('delayNext'), op, count, ms: smallInt, transactionId }),
   z.object({ type: z.literal('latency'), op: z.union([op, z.literal('*')]), ms: smallInt }),
   z.object({ type: z.literal('unhealthy'), value: z.boolean() }),
+  z.object({ type: z.literal('down'), mode: z.enum(['code', 'hang']).nullable() }),
 ]);
 
 const chaosBody = z.union([
@@ -133,6 +134,9 @@ function armFault(ctx: AdminContext, raw: string): AdminAnswer {
       break;
     case 'latency':
       ctx.faults.latency(f.op, f.ms);
+      break;
+    case 'down':
+      ctx.faults.down(f.mode);
       break;
     case 'unhealthy':
       ctx.faults.unhealthy(f.value);

@@ -8,6 +8,8 @@ import type { Operation } from '../wallet/protocol';
  */
 export type DropMode = 'hang' | 'reset';
 
+export type OutageMode = 'code' | 'hang';
+
 export interface ChaosSettings {
   seed: number;
   /** Share of debit/credit/rollback calls that get a fault, 0..1. */
@@ -36,6 +38,11 @@ export interface FaultController {
   chaos(settings: ChaosSettings | null): void;
   /** Health check answers 503 while true. */
   unhealthy(value: boolean): void;
+  /**
+   * A wallet outage: while set, every call of the seven operations answers code 12 (`code`) or is
+   * never answered (`hang`), nothing is applied, and the health check answers 503. null ends it.
+   */
+  down(mode: OutageMode | null): void;
   /** Removes every armed fault, latency, chaos and the unhealthy switch. */
   clear(): void;
   /** What is armed now (for the admin API and debugging). */
@@ -47,11 +54,13 @@ export type FaultAction =
   | { readonly kind: 'drop'; readonly mode: DropMode }
   | { readonly kind: 'nonJson' }
   | { readonly kind: 'reset' }
-  | { readonly kind: 'latency'; readonly ms: number };
+  | { readonly kind: 'latency'; readonly ms: number }
+  /** Never answered, nothing applied (an outage). */
+  | { readonly kind: 'hang' };
 
 export interface FaultDecision {
   readonly action: FaultAction;
-  readonly source: 'armed' | 'chaos';
+  readonly source: 'armed' | 'chaos' | 'outage';
 }
 
 interface ArmedFault {
@@ -66,6 +75,7 @@ export interface FaultSnapshot {
   readonly latency: Readonly<Record<string, number>>;
   readonly chaos: { seed: number; rate: number; codes: readonly number[] } | null;
   readonly unhealthy: boolean;
+  readonly down: OutageMode | null;
 }
 
 const CHAOS_OPERATIONS: ReadonlySet<Operation> = new Set(['debit', 'credit', 'rollback']);
@@ -104,6 +114,7 @@ export class Faults implements FaultController {
   private latencies = new Map<Operation | '*', number>();
   private chaosState: { settings: Required<ChaosSettings>; next: () => number } | null = null;
   private sick = false;
+  private outage: OutageMode | null = null;
 
   failNext(op: Operation, count: number, code: number, options: { transactionId?: string } = {}): void {
     assertFaultCode(code);
@@ -148,11 +159,16 @@ export class Faults implements FaultController {
     this.sick = value;
   }
 
+  down(mode: OutageMode | null): void {
+    this.outage = mode;
+  }
+
   clear(): void {
     this.armed = [];
     this.latencies.clear();
     this.chaosState = null;
     this.sick = false;
+    this.outage = null;
   }
 
   snapshot(): FaultSnapshot {
@@ -162,13 +178,14 @@ export class Faults implements FaultController {
       latency: Object.fromEntries(this.latencies),
       chaos: chaos ? { seed: chaos.seed, rate: chaos.rate, codes: chaos.codes } : null,
       unhealthy: this.sick,
+      down: this.outage,
     };
   }
 
   // --- used by the server -------------------------------------------------------------------
 
   isUnhealthy(): boolean {
-    return this.sick;
+    return this.sick || this.outage !== null;
   }
 
   latencyFor(op: Operation): number {
@@ -177,6 +194,9 @@ export class Faults implements FaultController {
 
   /** The fault for this call, if any; consumes one use of an armed fault or one chaos draw. */
   take(op: Operation, transactionId: string | undefined): FaultDecision | undefined {
+    if (this.outage !== null) {
+      return { action: this.outage === 'code' ? { kind: 'fail', code: Code.InternalServiceError } : { kind: 'hang' }, source: 'outage' };
+    }
     const index = this.armed.findIndex((f) => f.op === op && (f.transactionId === undefined || f.transactionId === transactionId));
     const fault = this.armed[index];
     if (fault) {

@@ -159,6 +159,9 @@ export function createHandler(ctx: HandlerContext): (req: AnyRequest, res: AnyRe
           return send(res, 200, NON_JSON_BODY, 'text/html');
         case 'reset':
           return breakExchange(req);
+        case 'hang':
+          // An outage: nothing applied, no answer; the exchange stays open until the caller gives up.
+          return;
         case 'latency':
           await sleep(decision.action.ms);
           break;

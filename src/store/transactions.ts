@@ -109,6 +109,8 @@ export interface TransactionStore {
   /** Pending ids whose next check time has passed (the sweeper's work list). */
   dueForSweep(now: number, limit: number): Promise<string[]>;
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
+  /** Dead ids whose time of death is within [from, to], oldest first. */
+  deadBetween(from: number, to: number, limit: number): Promise<string[]>;
   /** Watched debits whose next `status` check is due. */
   dueForRecheck(now: number, limit: number): Promise<string[]>;
   /** The next `status` check of a watched debit. */
@@ -251,6 +253,10 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
 
     async recheckLater(transactionId, at) {
       await redis.zadd(keys.recheckIndex(), 'XX', at, transactionId);
+    },
+
+    async deadBetween(from, to, limit) {
+      return redis.zrangebyscore(keys.deadIndex(), String(from), String(to), 'LIMIT', 0, limit);
     },
 
     async listDead(offset, limit) {

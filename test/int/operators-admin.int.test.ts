@@ -241,6 +241,24 @@ describe('admin transactions API', () => {
     expect(logs.some((l) => l.includes('"action":"redrive"') && l.includes(`"admin_user":"${ADMIN.user}"`) && l.includes('"result":"redriven"'))).toBe(true);
   });
 
+  it('redrives every dead record a filter matches, audited, and refuses the bulk action without credentials or from another origin', async () => {
+    const since = new Date().toISOString();
+    await deadCredit('adm-bulk-1', 'round-b1');
+    await deadCredit('adm-bulk-2', 'round-b2');
+    await request(gateway.url).post('/admin/transactions/redrive').send({ kind: 'credit', from: since }).expect(401);
+    await request(gateway.url).post('/admin/transactions/redrive').set('Authorization', auth).set('Origin', 'https://evil.example').send({ from: since }).expect(403);
+    await request(gateway.url).post('/admin/transactions/redrive').set('Authorization', auth).send({ state: 'pending' }).expect(400);
+    expect(await transactions.get('adm-bulk-1')).toMatchObject({ state: 'dead' });
+
+    const debitsOnly = await request(gateway.url).post('/admin/transactions/redrive').set('Authorization', auth).send({ kind: 'debit', from: since }).expect(202);
+    expect(debitsOnly.body).toMatchObject({ redriven: [], skipped: [] });
+    const res = await request(gateway.url).post('/admin/transactions/redrive').set('Authorization', auth).send({ kind: 'credit', from: since }).expect(202);
+    expect([...res.body.redriven].sort()).toEqual(['adm-bulk-1', 'adm-bulk-2']);
+    expect(await transactions.get('adm-bulk-1')).toMatchObject({ state: 'pending' });
+    expect(await transactions.get('adm-bulk-2')).toMatchObject({ state: 'pending' });
+    expect(logs.some((l) => l.includes('"action":"redrive-bulk"') && l.includes('adm-bulk-1') && l.includes(`"admin_user":"${ADMIN.user}"`))).toBe(true);
+  });
+
   it('never logs the admin password or the Authorization header', () => {
     const text = logs.join('');
     expect(text).not.toContain(ADMIN.password);

@@ -30,6 +30,10 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
     redis.call('PERSIST', tokenSessionsKey)
   elseif tonumber(redis.call('HGET', tokenKey, 'lease') or '0') > tonumber(now) then
     return 'busy'
+  elseif redis.call('SCARD', tokenPendingKey) > 0 then
+    -- Decided, but the background started work of the token since (a debit found applied late
+    -- is rolled back first): never send the terminate under pending work.
+    return 'wait_work'
   end
   redis.call('HSET', tokenKey, 'lease', leaseUntil)
   redis.call('HINCRBY', tokenKey, 'attempts', 1)

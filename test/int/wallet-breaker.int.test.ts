@@ -1,0 +1,96 @@
+import { Writable } from 'node:stream';
+import type Redis from 'ioredis';
+import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
+import { createWalletBreaker, type WalletBreaker } from '../../src/duties/wallet-breaker';
+import { waitFor } from '../../src/lib/wait-for';
+import { createLogger } from '../../src/observability/logger';
+import { createBreakerStore, type BreakerStore } from '../../src/store/breaker';
+import { keysFor } from '../../src/store/keys';
+import { closeRedis, createRedis } from '../../src/store/redis';
+import { Code } from '../../src/wallet/codes';
+import type { WalletCallEvent } from '../../src/wallet/protocol';
+import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+
+/** The wallet circuit breaker's shared state (breaker-1.lua) and two processes' views of it, on a real Redis. */
+let redis: Redis;
+let prefix: string;
+let store: BreakerStore;
+const breakers: WalletBreaker[] = [];
+const silent = createLogger({ level: 'silent', name: 'breaker-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+beforeEach(() => {
+  redis = createRedis(redisUrl());
+  prefix = testPrefix('breaker');
+  store = createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY);
+});
+
+afterEach(async () => {
+  await Promise.all(breakers.splice(0).map((b) => b.close()));
+  await deletePrefix(prefix);
+  await closeRedis(redis);
+});
+
+describe('the shared breaker state', () => {
+  it('opens, probes on schedule, lets three trials through, and closes when they pass', async () => {
+    const t0 = 1_000_000;
+    expect(await store.report('open', t0, 'test')).toMatchObject({ state: 'open', changed: true, probeAt: t0 + 5000, openedAt: t0 });
+    // a second opening while open changes nothing
+    expect(await store.report('open', t0 + 1, 'again')).toMatchObject({ state: 'open', changed: false, probeAt: t0 + 5000 });
+    // a passing health check before the probe is due does not half-open it
+    expect(await store.report('health_ok', t0 + 4999)).toMatchObject({ state: 'open', changed: false });
+    expect(await store.report('trial', t0 + 4999)).toMatchObject({ trial: 'wait' });
+    expect(await store.report('health_ok', t0 + 5000)).toMatchObject({ state: 'half_open', changed: true, openedAt: t0 });
+    const trials = [];
+    for (let i = 0; i < 4; i += 1) trials.push((await store.report('trial', t0 + 5001)).trial);
+    expect(trials).toEqual(['trial', 'trial', 'trial', 'wait']);
+    await store.report('trial_ok', t0 + 5002);
+    await store.report('trial_ok', t0 + 5003);
+    expect(await store.report('trial_ok', t0 + 5004)).toMatchObject({ state: 'closed', changed: true, openedAt: null, probeAt: null });
+    expect(await store.report('trial', t0 + 5005)).toMatchObject({ trial: 'go' });
+    expect(await store.read()).toEqual({ state: 'closed', probeAt: null, openedAt: null });
+  });
+
+  it('a failed trial opens it again with a longer wait; failed health checks open a closed one', async () => {
+    const t0 = 2_000_000;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    expect(await store.report('trial_fail', t0 + 5100)).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
+    await redis.del(keysFor(prefix).breaker());
+    expect(await store.report('health_fail', t0)).toMatchObject({ state: 'closed' });
+    expect(await store.report('health_fail', t0 + 5000)).toMatchObject({ state: 'open', changed: true });
+  });
+});
+
+describe('each process\'s breaker', () => {
+  const failing = (transactionId: string): WalletCallEvent => ({
+    operation: 'credit',
+    outcome: 'rejected',
+    code: Code.InternalServiceError,
+    httpStatus: 500,
+    walletRequestId: undefined,
+    latencyMs: 1,
+    transactionId,
+    requestId: undefined,
+    detail: undefined,
+  });
+
+  it('opens the shared state from its own window, and another process sees it and holds its retries', async () => {
+    const healthy = { healthCheck: async () => ({ healthy: true, detail: '' }) };
+    const gateway = createWalletBreaker({ store, logger: silent });
+    const worker = createWalletBreaker({ store: createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY), logger: silent });
+    breakers.push(gateway, worker);
+    gateway.start(healthy);
+    worker.start(healthy);
+    expect(await worker.gate()).toEqual({ kind: 'go' });
+    for (const id of ['w1', 'w2', 'w3', 'w4']) {
+      gateway.observe(failing(id));
+      gateway.observe(failing(id));
+    }
+    await waitFor('the gateway sees the breaker open', () => gateway.state() === 'open');
+    expect(gateway.allowsCalls()).toBe(false);
+    await waitFor('the worker sees it too', () => worker.state() === 'open');
+    const gate = await worker.gate();
+    expect(gate.kind).toBe('wait');
+    expect(gate.kind === 'wait' && gate.ms).toBeGreaterThan(0);
+  });
+});

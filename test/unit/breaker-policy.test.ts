@@ -1,0 +1,53 @@
+import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, probeDelayMs } from '../../src/duties/breaker-policy';
+import { Code } from '../../src/wallet/codes';
+
+describe('isOutageSignal', () => {
+  it.each([Code.UnknownError, Code.InternalServiceError, Code.InternalServiceError13, Code.ReadonlyTemp, Code.ConcurrentRequest])('counts code %i', (code) => {
+    expect(isOutageSignal({ outcome: 'rejected', code })).toBe(true);
+  });
+
+  it('counts unknown outcomes, and not refusals that show the wallet answering', () => {
+    expect(isOutageSignal({ outcome: 'unknown', code: null })).toBe(true);
+    for (const code of [Code.SiteDisabled, Code.ClientError, Code.UserOffline, Code.TransactionNotFound, Code.TokenDeactivated, Code.InsufficientFunds]) {
+      expect(isOutageSignal({ outcome: 'rejected', code })).toBe(false);
+    }
+    expect(isOutageSignal({ outcome: 'ok', code: Code.Success })).toBe(false);
+  });
+});
+
+describe('OutcomeWindow', () => {
+  const fail = (w: OutcomeWindow, at: number, subject: string, n = 1) => {
+    for (let i = 0; i < n; i += 1) w.record(at, true, subject);
+  };
+
+  it('opens on enough failing calls across enough transactions, making at least half the window', () => {
+    const w = new OutcomeWindow();
+    ['a', 'b', 'c', 'd'].forEach((s) => fail(w, 1000, s, 2));
+    expect(w.verdict(1000)).toEqual({ open: true, calls: 8, failures: 8, subjects: 4 });
+  });
+
+  it('stays closed for one stuck transaction, however often it fails', () => {
+    const w = new OutcomeWindow();
+    fail(w, 1000, 'a', 50);
+    expect(w.verdict(1000)).toMatchObject({ open: false, failures: 50, subjects: 1 });
+  });
+
+  it('stays closed while most calls succeed', () => {
+    const w = new OutcomeWindow();
+    ['a', 'b', 'c', 'd', 'e'].forEach((s) => fail(w, 1000, s, 2));
+    for (let i = 0; i < 11; i += 1) w.record(1000, false, `ok-${i}`);
+    expect(w.verdict(1000)).toMatchObject({ open: false, failures: 10, calls: 21 });
+  });
+
+  it('forgets what is older than the window', () => {
+    const w = new OutcomeWindow();
+    ['a', 'b', 'c', 'd'].forEach((s) => fail(w, 0, s, 2));
+    expect(w.verdict(BREAKER_POLICY.windowMs + 1)).toEqual({ open: false, calls: 0, failures: 0, subjects: 0 });
+  });
+});
+
+describe('probeDelayMs', () => {
+  it('doubles from the first probe to the longest', () => {
+    expect([1, 2, 3, 4, 5].map((n) => probeDelayMs(n))).toEqual([5000, 10_000, 20_000, 30_000, 30_000]);
+  });
+});
