@@ -16,6 +16,7 @@ const DEFAULTS: Sizes = {
   kills: 0,
   redisRestarts: 0,
   walletFaultEveryMs: 0,
+  outageSeconds: 0,
   walletTimeoutMs: 1500,
   settleTimeoutMs: 120_000,
   keepLogs: false,

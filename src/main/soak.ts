@@ -17,6 +17,7 @@ const DEFAULTS: Sizes = {
   kills: 10,
   redisRestarts: 2,
   walletFaultEveryMs: 250,
+  outageSeconds: 0,
   walletTimeoutMs: 1500,
   settleTimeoutMs: 180_000,
   keepLogs: false,

@@ -21,6 +21,7 @@ export type Sizes = Pick<
   | 'settleTimeoutMs'
   | 'keepLogs'
   | 'logLevel'
+  | 'outageSeconds'
 >;
 
 const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>, string> = {
@@ -35,6 +36,7 @@ const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>,
   walletFaultEveryMs: 'wallet-fault-every-ms',
   walletTimeoutMs: 'wallet-timeout-ms',
   settleTimeoutMs: 'settle-timeout-ms',
+  outageSeconds: 'outage',
 };
 
 export class UsageError extends Error {
@@ -76,7 +78,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   const sizes: { -readonly [K in keyof Sizes]: Sizes[K] } = { ...defaults };
   for (const [key, flag] of Object.entries(FLAGS) as [keyof typeof FLAGS, string][]) {
     const given = v[flag];
-    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' ? 0 : 1);
+    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' || key === 'outageSeconds' ? 0 : 1);
   }
   const rate = v['chaos-rate'];
   if (typeof rate === 'string') {

@@ -9,7 +9,9 @@ import type { TransactionAction } from '../wallet/protocol';
  * past the deadline or a reset, resets without applying, slow answers, debits applied long after
  * the gateway gave up on them, terminates refused with a retry code or left without an answer),
  * and at fixed points of the run's progress SIGKILLs a gateway or a worker (then restarts it) or
- * restarts Redis.
+ * restarts Redis. With `outageSeconds` the wallet goes down once, at 30 % of the run, for that long:
+ * every call answered 12 for the first half and never answered for the second, the health check
+ * failing throughout.
  */
 export interface Killable {
   readonly name: string;
@@ -28,6 +30,8 @@ export interface SchedulerOptions {
   readonly redisRestarts: number;
   readonly processes: readonly Killable[];
   readonly redis: Killable | undefined;
+  /** A wallet outage this long, once; 0 = none. */
+  readonly outageSeconds: number;
   /** 0..1: how far the engine script is. */
   readonly progress: () => number;
   readonly log: (line: string) => void;
@@ -55,6 +59,9 @@ const COMPENSATION_CODES = WALLET_CODES.filter((c) => c.compensate).map((c) => c
 const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
 /** A late debit is applied this many wallet deadlines after it was sent: well after the gateway gave up and concluded "never applied". */
 const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
+
+/** How far into the run the wallet outage begins. */
+const OUTAGE_AT = 0.3;
 
 /** Evenly spread points of progress in (0, 1), the same for a given count. */
 function points(count: number, offset: number): number[] {
@@ -86,11 +93,15 @@ export class FaultScheduler {
   private readonly slowOps = new Set<TransactionAction>();
   /** The first failure of a kill or restart: the run cannot be trusted past it. */
   failure: Error | undefined;
+  /** When the wallet outage began and ended (ms since the epoch), once it has. */
+  outage: { startedAt: number; endedAt: number | undefined } | undefined;
+  private outageAt: number[];
 
   constructor(private readonly options: SchedulerOptions) {
     this.rng = mulberry32(options.seed ^ 0x5eed);
     this.killAt = points(options.kills, 0.5);
     this.redisAt = points(options.redisRestarts, 0.75);
+    this.outageAt = options.outageSeconds > 0 ? [OUTAGE_AT] : [];
   }
 
   start(): void {
@@ -110,6 +121,7 @@ export class FaultScheduler {
     await this.settled();
     for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
     for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
+    for (; this.outageAt.length > 0; this.outageAt.shift()) await this.settled(this.walletDown());
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
   }
 
@@ -117,7 +129,9 @@ export class FaultScheduler {
   async abort(): Promise<void> {
     this.killAt.length = 0;
     this.redisAt.length = 0;
+    this.outageAt.length = 0;
     await this.stop();
+    this.options.faults.down(null);
   }
 
   private async settled(work?: Promise<void>): Promise<void> {
@@ -190,6 +204,10 @@ export class FaultScheduler {
       this.redisAt.shift();
       this.track(this.restartRedis(this.options.redis));
     }
+    if (this.outageAt.length > 0 && (this.outageAt[0] as number) <= done) {
+      this.outageAt.shift();
+      this.track(this.walletDown());
+    }
   }
 
   private track(work: Promise<void>): void {
@@ -209,6 +227,19 @@ export class FaultScheduler {
     this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
     await new Promise((r) => setTimeout(r, downMs));
     await victim.restart();
+  }
+
+  private async walletDown(): Promise<void> {
+    const ms = this.options.outageSeconds * 1000;
+    this.options.log(`fault: the wallet down for ${this.options.outageSeconds} s (code 12, then no answer)`);
+    this.outage = { startedAt: Date.now(), endedAt: undefined };
+    this.options.faults.down('code');
+    await new Promise((r) => setTimeout(r, ms / 2));
+    this.options.faults.down('hang');
+    await new Promise((r) => setTimeout(r, ms / 2));
+    this.options.faults.down(null);
+    this.outage.endedAt = Date.now();
+    this.options.log('fault: the wallet is back');
   }
 
   private async restartRedis(redis: Killable): Promise<void> {

@@ -36,6 +36,8 @@ export interface RunOptions {
   readonly redisRestarts: number;
   /** 0 = chaos only. */
   readonly walletFaultEveryMs: number;
+  /** A wallet outage this long at 30 % of the run (the fault scheduler); 0 = none. */
+  readonly outageSeconds: number;
   readonly walletTimeoutMs: number;
   /** How long the background work may take to settle after the script. */
   readonly settleTimeoutMs: number;
@@ -195,7 +197,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       onRound: () => progress.tick(),
       arrange,
     });
-    const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0;
+    const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0 || o.outageSeconds > 0;
     const scheduler = withFaults
       ? new FaultScheduler({
           seed: o.seed,
@@ -206,6 +208,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
           redisRestarts: o.redisRestarts,
           processes: killables,
           redis: o.redisRestarts > 0 ? { name: 'redis', kill: () => redis.kill(), restart: () => redis.start() } : undefined,
+          outageSeconds: o.outageSeconds,
           progress: () => progress.fraction,
           log: (line) => o.err.write(`\n${line}\n`),
         })
@@ -278,6 +281,18 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       perPlayer: o.perPlayer,
       settledInMs,
     });
+    const outage = scheduler?.outage;
+    if (outage?.endedAt !== undefined) {
+      // What an outage left for operators: dead records (each one work by hand), and how long the
+      // background took to catch up once the wallet was back.
+      const dead = [...records.entries()].filter(([, view]) => view?.state === 'dead').map(([id]) => id);
+      const drainedInMs = Math.max(0, settleStart + settledInMs - outage.endedAt);
+      lines.splice(
+        lines.length - 1,
+        0,
+        `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${dead.length}${dead.length > 0 ? ` (${dead.slice(0, 10).join(', ')})` : ''}; everything settled ${drainedInMs} ms after the wallet came back`,
+      );
+    }
     await client.close();
     const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 ? 0 : 1;
     clean = exitCode === 0 && reconciliation.findings.length === 0;
