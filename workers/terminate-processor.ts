@@ -24,8 +24,10 @@ export interface TerminateProcessorDeps {
   /** A terminate that keeps failing is retried until this long after the decision (DEAD_CHECK_WINDOW_MS). */
   readonly windowMs: number;
   readonly retentionSeconds: number;
-  /** Asks about a watched debit of the token once more (applied → rolled back; not applied → the watch ends). */
-  readonly settleWatchedDebit: (debitId: string) => Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'>;
+  /** Asks about a watched debit of the token (applied → its second compensation starts). */
+  readonly askWatchedDebit: (debitId: string) => Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'>;
+  /** Ends a watched debit's watch once its token is terminated. */
+  readonly endWatch: (debitId: string) => Promise<void>;
   readonly now: () => number;
 }
 
@@ -39,7 +41,7 @@ export const TERMINATE_MAX_DELAY_MS = 60_000;
  * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, settleWatchedDebit, now } = deps;
+  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, askWatchedDebit, endWatch, now } = deps;
 
   /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
   async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
@@ -59,14 +61,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
       const leaseUntil = now() + leaseMs;
       return sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
     };
-    let taken = await take();
-    if (taken.kind === 'watch') {
-      // The last question about the token's watched debits, while the wallet still answers for it,
-      // and the decision right after it: a debit the wallet applies in between is the only gap.
-      const answers = await Promise.all(taken.debitIds.map((id) => settleWatchedDebit(id)));
-      if (answers.includes('unclear')) return later(job, token, recheckMs, 'a watched debit could not be asked about');
-      taken = await take();
-    }
+    const taken = await take();
     switch (taken.kind) {
       case 'terminated':
       case 'missing':
@@ -78,26 +73,35 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
         return later(job, token, recheckMs, 'work still holds the token');
       case 'busy':
         return later(job, token, Math.max(0, taken.leaseUntil - now()), 'another sender holds the lease');
-      case 'watch':
-        return later(job, token, recheckMs, 'new watched debits to ask about');
       case 'send':
         break;
     }
 
+    const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
+    if (taken.watched.length > 0) {
+      // Right before each attempt: a watched debit the wallet applied meanwhile is rolled back
+      // first (its rollback then holds the token); one it cannot tell about yet waits.
+      const answers = await Promise.all(taken.watched.map((id) => askWatchedDebit(id)));
+      if (answers.some((a) => a !== 'not-applied' && a !== 'gone')) {
+        await sessions.finishTerminate(tokenRef, { outcome: 'retry', now: now(), retentionSeconds, walletCode: null });
+        return later(job, token, recheckMs, 'a watched debit first');
+      }
+    }
     const fields = await sessions.tokenFields(tokenRef);
     if (fields === undefined) return 'missing';
-    const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
     const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
     if (gate.kind === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated', balance: outcome.response.balance });
+      for (const id of taken.watched) await endWatch(id);
       log.info('token terminated at the wallet');
       return 'terminated';
     }
     if (outcome.kind === 'rejected' && retryClass(outcome.code) === 'none') {
       // E.g. the token was deactivated already: nothing a retry could change.
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated' });
+      for (const id of taken.watched) await endWatch(id);
       log.warn({ wallet_code: outcome.code }, 'terminate refused for good; token taken as terminated');
       return 'terminated';
     }

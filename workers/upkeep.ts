@@ -212,11 +212,11 @@ async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
 }
 
 /**
- * One `status` question about a watched debit. `scheduled`: the re-check every
- * DEAD_CHECK_INTERVAL_MS, which ends the watch when the window is over. `before-terminate`: the last
- * question before its token is terminated, while the wallet still answers for the token; "not
- * applied" then ends the watch (a debit the wallet processes after the terminate is refused: the
- * token is deactivated).
+ * One `status` question about a watched debit; applied → its second compensation starts.
+ * `scheduled`: the re-check every DEAD_CHECK_INTERVAL_MS, which ends the watch when the window is
+ * over. `before-terminate`: the question right before each attempt to terminate its token, while
+ * the wallet still answers for the token; the watch ends once the terminate went through
+ * (endWatchAtTerminate), since the wallet then refuses a debit it processes late.
  */
 export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 'scheduled' | 'before-terminate'): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
   const { store, queues, wallet, logger, metrics, now } = deps;
@@ -244,13 +244,10 @@ export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 's
     }
     const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
     const notApplied = status?.kind === 'rejected' && status.code === Code.TransactionNotFound;
-    if ((when === 'before-terminate' && notApplied) || now() >= debit.recheckUntil) {
-      const note =
-        when === 'before-terminate' && notApplied
-          ? 'not applied at the wallet when its token was terminated'
-          : `not applied at the wallet by the end of the re-check window (last status: ${last})`;
-      await store.settle(debit, { state: 'compensated', expect: ['compensated'], note });
-      logger.info({ transaction_id: id, status: last, when }, 'never-applied debit: watch over');
+    if (when === 'before-terminate') return notApplied ? 'not-applied' : 'unclear';
+    if (now() >= debit.recheckUntil) {
+      await store.settle(debit, { state: 'compensated', expect: ['compensated'], note: `not applied at the wallet by the end of the re-check window (last status: ${last})` });
+      logger.info({ transaction_id: id, status: last }, 'never-applied debit: watch over');
       return 'not-applied';
     }
     await store.recheckLater(id, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
@@ -259,4 +256,12 @@ export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 's
     logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
     return 'unclear';
   }
+}
+
+/** The watch of a debit ends with its token's terminate: the wallet refuses whatever it processes after it. */
+export async function endWatchAtTerminate(deps: Pick<UpkeepDeps, 'store' | 'logger'>, id: string): Promise<void> {
+  const debit = await deps.store.get(id);
+  if (debit?.state !== 'compensated' || debit.recheckUntil === null) return;
+  await deps.store.settle(debit, { state: 'compensated', expect: ['compensated'], note: 'not applied at the wallet when its token was terminated' });
+  deps.logger.info({ transaction_id: id }, 'never-applied debit: watch over (token terminated)');
 }

@@ -19,7 +19,7 @@ import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
-import { deadCheck, recheckWatchedDebit, sweep, type UpkeepDeps } from './upkeep';
+import { deadCheck, endWatchAtTerminate, recheckWatchedDebit, sweep, type UpkeepDeps } from './upkeep';
 
 /**
  * Lock and stall settings for money jobs (docs/background.md):
@@ -161,7 +161,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     graceMs,
     windowMs: config.DEAD_CHECK_WINDOW_MS,
     retentionSeconds: config.RECORD_RETENTION_SECONDS,
-    settleWatchedDebit: (id) => recheckWatchedDebit(upkeepDeps, id, 'before-terminate'),
+    askWatchedDebit: (id) => recheckWatchedDebit(upkeepDeps, id, 'before-terminate'),
+    endWatch: (id) => endWatchAtTerminate(upkeepDeps, id),
     now,
   });
 

@@ -82,11 +82,13 @@ export type EndResult =
 export type TakeTerminateResult =
   | { readonly kind: 'terminated' | 'missing' }
   | { readonly kind: 'wait'; readonly for: 'work' | 'sessions' }
-  /** Watched debits of the token, to ask about once more before it is terminated. */
-  | { readonly kind: 'watch'; readonly debitIds: readonly string[] }
+
   | { readonly kind: 'busy'; readonly leaseUntil: number }
-  /** Send attempt `attempt`; the terminate's window started at `from`. */
-  | { readonly kind: 'send'; readonly attempt: number; readonly from: number };
+  /**
+   * Send attempt `attempt` (the terminate's window started at `from`), right after asking about the
+   * token's watched debits: the wallet may still apply one of them until the token is terminated.
+   */
+  | { readonly kind: 'send'; readonly attempt: number; readonly from: number; readonly watched: readonly string[] };
 
 export interface TerminateFinish {
   readonly outcome: 'terminated' | 'retry' | 'given_up';
@@ -242,9 +244,8 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
         case 'busy':
           return { kind, leaseUntil: Number(values[0]) };
         case 'send':
-          return { kind, attempt: Number(values[0]), from: Number(values[1]) };
+          return { kind, attempt: Number(values[0]), from: Number(values[1]), watched: values.slice(2) };
         case 'wait':
-          if (values[0] === 'watch') return { kind: 'watch', debitIds: values.slice(1) };
           return { kind, for: values[0] === 'sessions' ? 'sessions' : 'work' };
         default:
           return { kind: kind as 'terminated' | 'missing' };

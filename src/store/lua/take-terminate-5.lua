@@ -20,9 +20,9 @@
     {'terminated'}                  nothing left to do
     {'missing'}                     no such token
     {'wait', 'work' | 'sessions'}   work still holds the token, or another session still plays
-    {'wait', 'watch', ids...}       watched debits to ask about once more before the terminate
     {'busy', lease until}           another sender holds the lease
-    {'send', attempt, from}         this caller sends attempt n; the window started at `from`
+    {'send', attempt, from, ids...} this caller sends attempt n (the window started at `from`), right
+                                    after asking about the token's watched debits `ids`
 ]]
 local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey, tokenWatchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -35,17 +35,14 @@ if redis.call('HGET', tokenKey, 'state') == 'terminated' then
   return {'terminated'}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, true)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
 if decision == 'wait_work' then return {'wait', 'work'} end
-if decision == 'wait_watch' then
-  local reply = {'wait', 'watch'}
-  for _, id in ipairs(redis.call('SMEMBERS', tokenWatchKey)) do reply[#reply + 1] = id end
-  return reply
-end
 if decision == 'wait_sessions' then
   redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
   return {'wait', 'sessions'}
 end
 local t = redis.call('HMGET', tokenKey, 'attempts', 'from')
-return {'send', t[1], t[2]}
+local reply = {'send', t[1], t[2]}
+for _, id in ipairs(redis.call('SMEMBERS', tokenWatchKey)) do reply[#reply + 1] = id end
+return reply

@@ -5,12 +5,13 @@
   token is pending or dead. Taking it also takes the send lease of the terminate.
 
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
-  the lease), 'wait_work' (a credit or rollback of the token is pending or dead),
-  'wait_watch' (a watched debit of the token is to be asked about once more first: the wallet
-  answers for the token only until it is terminated) or 'wait_sessions' (another session on the
-  token still plays: its own end, or its expiry, decides).
+  the lease), 'wait_work' (a credit or rollback of the token is pending or dead), 'wait_sessions'
+  (another session on the token still plays: its own end, or its expiry, decides) or, for a caller
+  that cannot ask about watched debits (`withWatch` false), 'watch_first': decided, but a watched
+  debit of the token must be asked about right before each terminate attempt (the wallet answers
+  for the token only until it is terminated, and may still apply the debit until then).
 ]]
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, withWatch)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
     if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
@@ -23,7 +24,6 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
         return 'wait_sessions'
       end
     end
-    if redis.call('SCARD', tokenWatchKey) > 0 then return 'wait_watch' end
     redis.call('HSET', tokenKey, 'state', 'terminating', 'from', now, 'attempts', 0)
     -- Kept until the terminate went out (or was given up and driven again).
     redis.call('PERSIST', tokenKey)
@@ -35,6 +35,7 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
     -- is rolled back first): never send the terminate under pending work.
     return 'wait_work'
   end
+  if not withWatch and redis.call('SCARD', tokenWatchKey) > 0 then return 'watch_first' end
   redis.call('HSET', tokenKey, 'lease', leaseUntil)
   redis.call('HINCRBY', tokenKey, 'attempts', 1)
   return 'terminate'
