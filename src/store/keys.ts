@@ -32,6 +32,14 @@ export interface Keys {
   terminateFailedIndex(): string;
   /** ZSET debit id → next `status` check of a debit the wallet said it never applied (contract 5.4). */
   recheckIndex(): string;
+  /** LIST of one record's wallet attempts (capped; kept while it may still be sent, dropped with its body). */
+  attemptLog(transactionId: string): string;
+  /** ZSET transaction id → created at, trimmed to the retention: the reconciliation export's order. */
+  timeIndex(): string;
+  /** ZSET of one player's newest transaction ids → created at (capped, expiring with the retention). */
+  playerRecent(playerId: string, siteId: string): string;
+  /** STREAM of the operators' actions (capped): the audit trail. */
+  audit(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -48,5 +56,9 @@ export function keysFor(prefix: string): Keys {
     endingIndex: () => `${prefix}:ending`,
     terminateFailedIndex: () => `${prefix}:terminate-failed`,
     recheckIndex: () => `${prefix}:recheck`,
+    attemptLog: (id) => `${prefix}:tx-attempts:${id}`,
+    timeIndex: () => `${prefix}:tx-time`,
+    playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,
+    audit: () => `${prefix}:audit`,
   };
 }
