@@ -27,6 +27,9 @@ const list = z
   .string()
   .transform((s) => Object.freeze(s.split(',').map((x) => x.trim()).filter(Boolean)));
 
+/** A non-negative decimal written as text (money stays exact). */
+const decimalText = z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, 'must be a decimal like 1000.00');
+
 const redisUrl = z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://');
 
 /** Key prefix; letters, digits, `-`, `_`, `.`, `{`, `}` so it can be a Redis Cluster hash tag like `{wgw}`. */
@@ -75,6 +78,14 @@ const gatewayOnly = {
   GATEWAY_PROCESSES: positiveInt.default(availableParallelism()),
   /** Serve the demo game page at /demo-game. */
   DEMO_GAME: z.stringbool().default(false),
+  /** Operators' console: a bet with no closing call older than this is a stale round. */
+  STALE_ROUND_SECONDS: positiveInt.default(3600),
+  /** Operators' console: a win at or over this amount is flagged (unset: not used). */
+  BIG_WIN_AMOUNT: decimalText.optional(),
+  /** Operators' console: a win at or over this many times its bet is flagged (unset: not used). */
+  BIG_WIN_MULTIPLIER: decimalText.default('100'),
+  /** Operators' console: fresh wallet `status` calls per second an export may make. */
+  EXPORT_STATUS_PER_SECOND: positiveInt.default(20),
 };
 
 const workerOnly = {
@@ -206,7 +217,7 @@ const simSchema = z.object({
 });
 
 function decimalDefault() {
-  return z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, 'must be a decimal like 1000.00').default('1000.00');
+  return decimalText.default('1000.00');
 }
 
 export type SimConfig = Readonly<z.output<typeof simSchema>>;

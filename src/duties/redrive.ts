@@ -1,5 +1,5 @@
 import type { TransactionStore } from '../store/transactions';
-import type { TransactionKind, TransactionState } from '../store/types';
+import type { TransactionKind, TransactionRecord, TransactionState } from '../store/types';
 import { ensureRetryJob, type Queues } from './queues';
 
 export type RedriveResult =
@@ -14,16 +14,24 @@ export interface RedriveDeps {
 }
 
 /**
+ * The record an operator's action on `transactionId` moves: the record itself, or, for a dead debit,
+ * its compensation rollback (a debit is never listed as dead on its own: its compensation is what
+ * is driven or resolved). undefined: no such record.
+ */
+export async function operatorTarget(store: Pick<TransactionStore, 'get'>, transactionId: string): Promise<TransactionRecord | undefined> {
+  const record = await store.get(transactionId);
+  if (record === undefined) return undefined;
+  return record.kind === 'debit' && record.state === 'dead' && record.compensationId !== null ? store.get(record.compensationId) : record;
+}
+
+/**
  * An operator's redrive (POST /admin/transactions/{id}/redrive): a dead record goes back to pending
  * with a fresh retry budget (history emptied; attempts keep counting every wallet try) and its job
  * is queued again. For a debit whose compensation died, the compensation is what is redriven.
  */
 export async function redrive(deps: RedriveDeps, transactionId: string): Promise<RedriveResult> {
   const now = deps.now ?? Date.now;
-  const record = await deps.store.get(transactionId);
-  if (record === undefined) return { kind: 'not_found' };
-  const target =
-    record.kind === 'debit' && record.state === 'dead' && record.compensationId !== null ? await deps.store.get(record.compensationId) : record;
+  const target = await operatorTarget(deps.store, transactionId);
   if (target === undefined) return { kind: 'not_found' };
   if (target.state !== 'dead') return { kind: 'not_dead', transactionId: target.transactionId, state: target.state };
 

@@ -1,6 +1,6 @@
 import { codedError } from '../lib/error-codes';
 import type { SettleUpdate } from '../store/transactions';
-import type { TransactionError, TransactionRecord, TransactionState } from '../store/types';
+import type { AttemptLogEntry, TransactionError, TransactionRecord, TransactionState } from '../store/types';
 import { Code, codeName, httpStatusForRefusal, mustCompensateDebit } from '../wallet/codes';
 import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
 import { decideRetry, type AttemptResult, type DelayUnit } from './retry-policy';
@@ -70,6 +70,14 @@ export interface Progress {
   readonly attempts: number;
   readonly lastWalletCode: number | null;
   readonly history: readonly AttemptResult[];
+  /** The attempt for the record's attempt log. */
+  readonly attempt: AttemptLogEntry;
+}
+
+/** One attempt as the operators' attempt log keeps it: when its answer came, the code, latency, the wallet's request id. */
+export function attemptOf(outcome: WalletOutcome, now: number): AttemptLogEntry {
+  const walletRequestId = outcome.kind === 'ok' ? outcome.response.request_id : outcome.kind === 'rejected' ? (outcome.walletRequestId ?? null) : null;
+  return { at: now, result: outcomeResult(outcome), latencyMs: outcome.latencyMs, walletRequestId };
 }
 
 /** After a retry: the answers may leave it open whether the wallet applied something. */
@@ -102,13 +110,14 @@ export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
   const result = outcomeResult(outcome);
   const history = [result];
   const lastWalletCode = result === 'unknown' ? null : result;
-  const base = { expect: ['pending'] as TransactionState[], attempts: 1, lastWalletCode, history };
+  const attempt = attemptOf(outcome, input.now);
+  const base = { expect: ['pending'] as TransactionState[], attempts: 1, lastWalletCode, history, attempt };
 
   if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, false) };
   const refused: Settle = { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
   if (record.kind === 'debit') {
     if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) {
-      return { kind: 'compensate', error: errorFor(outcome), progress: { attempts: 1, lastWalletCode, history } };
+      return { kind: 'compensate', error: errorFor(outcome), progress: { attempts: 1, lastWalletCode, history, attempt } };
     }
     return refused;
   }
@@ -127,8 +136,9 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
   const result = outcomeResult(outcome);
   const history = [...input.priorHistory, result];
   const lastWalletCode = result === 'unknown' ? null : result;
-  const progress: Progress = { attempts, lastWalletCode, history };
-  const base = { expect: ['pending'] as TransactionState[], attempts, lastWalletCode, history };
+  const attempt = attemptOf(outcome, now);
+  const progress: Progress = { attempts, lastWalletCode, history, attempt };
+  const base = { expect: ['pending'] as TransactionState[], attempts, lastWalletCode, history, attempt };
   // A rollback may stand in for a debit's compensation; the store applies debitState only then.
   const debitState = (state: TransactionState): { debitState?: TransactionState } =>
     record.kind === 'rollback' ? { debitState: state } : {};
@@ -169,7 +179,7 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
   }
 }
 
-type AttemptFields = Pick<SettleUpdate, 'expect' | 'attempts' | 'lastWalletCode' | 'history'>;
+type AttemptFields = Pick<SettleUpdate, 'expect' | 'attempts' | 'lastWalletCode' | 'history' | 'attempt'>;
 
 function succeeded(base: AttemptFields, balance: string, rollback: boolean): SettleUpdate {
   return { ...base, state: 'succeeded', balance, sessionBalance: balance, error: null, ...(rollback ? { debitState: 'compensated' as const } : {}) };
@@ -182,7 +192,9 @@ function succeeded(base: AttemptFields, balance: string, rollback: boolean): Set
  * asks again later).
  */
 export function afterTriage(triage: Triage, status: WalletOutcome): SettleUpdate {
-  const base = { expect: ['pending'] as TransactionState[], ...triage.progress };
+  // The attempt itself was logged when the triage started (its progress was stored then).
+  const { attempt: _logged, ...progress } = triage.progress;
+  const base = { expect: ['pending'] as TransactionState[], ...progress };
   const rollbackOf = triage.notApplied.debitState !== undefined;
   const inconclusive = (): SettleUpdate => ({
     ...base,
@@ -190,7 +202,7 @@ export function afterTriage(triage: Triage, status: WalletOutcome): SettleUpdate
     note: `status check was inconclusive (${status.kind === 'rejected' ? `code ${status.code}` : status.kind === 'unknown' ? status.reason : 'ok'})`,
     ...(rollbackOf ? { debitState: 'dead' as const } : {}),
   });
-  if (status.kind === 'rejected') return status.code === Code.TransactionNotFound ? triage.notApplied : inconclusive();
+  if (status.kind === 'rejected') return status.code === Code.TransactionNotFound ? { ...triage.notApplied, attempt: undefined } : inconclusive();
   if (status.kind === 'unknown') return inconclusive();
   if (triage.target === 'debit') {
     return { ...base, state: 'dead', note: 'the wallet reports the debit applied, but its rollback keeps answering 34/39', debitState: 'dead' };

@@ -1,4 +1,5 @@
 import { parseJson } from '../lib/json';
+import { walletSessionFields, type SessionStore } from '../store/sessions';
 import { Code } from '../wallet/codes';
 import type { SettleUpdate } from '../store/transactions';
 import type { TransactionKind, TransactionRecord } from '../store/types';
@@ -22,6 +23,19 @@ export function statusFieldsFor(
   }
   if (session === undefined) return undefined;
   return statusFields(session, record.amount, record.walletRoundId, record.transactionId, record.kind);
+}
+
+/**
+ * The `status` fields of a record as statusFieldsFor gives them, reading the record's session only
+ * when the record no longer holds its body (the token lives in one or the other).
+ */
+export async function statusFieldsOf(
+  record: TransactionRecord,
+  sessions: Pick<SessionStore, 'profile'>,
+  providerId: string,
+): Promise<StatusFields | undefined> {
+  const session = record.walletBody === '' ? await sessions.profile(record.sessionId) : undefined;
+  return statusFieldsFor(record, session && walletSessionFields(session, providerId));
 }
 
 // Picked field by field: nothing else a caller's object carries reaches the wallet.

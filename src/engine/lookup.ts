@@ -1,5 +1,4 @@
-import { statusFieldsFor } from '../duties/status-check';
-import { walletSessionFields } from '../store/sessions';
+import { statusFieldsOf } from '../duties/status-check';
 import type { WalletOutcome } from '../wallet/protocol';
 import { viewOf } from './records';
 import { emptyBody, fieldIssues, transactionIdParam } from './schemas';
@@ -40,9 +39,7 @@ export function createLookups(deps: EngineDeps): Lookups {
       const found = await find(transactionId);
       if (found.kind === 'failed') return found;
       const { record } = found;
-      // The session is read only when the body is gone (the token lives in one or the other).
-      const session = record.walletBody === '' ? await sessions.profile(record.sessionId) : undefined;
-      const fields = statusFieldsFor(record, session && walletSessionFields(session, config.PROVIDER_ID));
+      const fields = await statusFieldsOf(record, sessions, config.PROVIDER_ID);
       const said: WalletStatusView = fields === undefined ? NOT_ASKED : statusView(await wallet.call('status', fields, context));
       return { kind: 'verified', view: await viewOf(record, transactions), wallet: said };
     },

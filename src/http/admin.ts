@@ -16,6 +16,7 @@ import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionRecord } from '../store/types';
 import { noFraming, sameOriginChanges } from './admin-guards';
+import { createConsoleRouter, type ConsoleDeps } from './console';
 import { notFound } from './errors';
 import { failureWindow, type FailureLimit, type FailureWindow } from './failure-window';
 import { requestIdOf } from './request-id';
@@ -45,6 +46,8 @@ export interface AdminDeps {
   logger: Logger;
   /** Wrong Basic credentials per client address; default ADMIN_AUTH_LIMIT. */
   authFailures?: FailureWindow;
+  /** The operators' money console (pages under /admin, JSON under /admin/api); absent: not served. */
+  console?: ConsoleDeps;
 }
 
 export const ADMIN_BASE_PATH = '/admin';
@@ -129,6 +132,8 @@ export async function adminView(record: TransactionRecord, transactions: Transac
     round_closed: record.roundClosed,
     reference_transaction_id: record.referenceTransactionId,
     is_compensation: record.isCompensation,
+    // How an operator resolved it when it was dead (`applied` → succeeded, `not_applied` → failed).
+    resolution: record.resolution,
     history: record.history,
     error: record.error && {
       code: record.error.code,
@@ -212,6 +217,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     next();
   });
   router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
+  if (deps.console !== undefined) router.use(createConsoleRouter(deps.console));
 
   function parseId(req: Request, res: Response): string | undefined {
     const parsed = transactionIdParam.safeParse(req.params.id);

@@ -13,7 +13,11 @@ import type { Metrics } from '../observability/metrics';
 import { createQueueMetrics, SCRAPE_TIME_SERIES, type QueueMetricsCollector } from '../observability/queue-metrics';
 import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
+import { createAuditTrail } from '../store/audit';
+import type { Keys } from '../store/keys';
+import type { SessionStore } from '../store/sessions';
 import { createAdminRouter } from './admin';
+import type { ConsoleDeps } from './console';
 
 /**
  * The operators' probes: GET /readyz (Redis and the wallet: which one is down, never why) and
@@ -146,7 +150,17 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 }
 
 export interface OperatorWiring {
-  config: Pick<GatewayConfig, 'ADMIN_USER' | 'ADMIN_PASSWORD'>;
+  config: Pick<
+    GatewayConfig,
+    | 'ADMIN_USER'
+    | 'ADMIN_PASSWORD'
+    | 'PROVIDER_ID'
+    | 'RECORD_RETENTION_SECONDS'
+    | 'STALE_ROUND_SECONDS'
+    | 'BIG_WIN_AMOUNT'
+    | 'BIG_WIN_MULTIPLIER'
+    | 'EXPORT_STATUS_PER_SECOND'
+  >;
   logger: Logger;
   metrics: Metrics;
   /** The store's connection (PING for /readyz). */
@@ -154,7 +168,34 @@ export interface OperatorWiring {
   wallet: WalletClient;
   breaker: Pick<WalletBreaker, 'state'>;
   transactions: TransactionStore;
+  sessions: SessionStore;
+  keys: Keys;
   queues: Queues;
+}
+
+function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
+  const { config, redis, keys, transactions: store, sessions, queues, wallet } = w;
+  const audit = createAuditTrail(redis, keys);
+  return {
+    queries: {
+      redis,
+      keys,
+      store,
+      sessions,
+      queues,
+      audit,
+      settings: {
+        staleRoundSeconds: config.STALE_ROUND_SECONDS,
+        bigWinAmount: config.BIG_WIN_AMOUNT,
+        bigWinMultiplier: config.BIG_WIN_MULTIPLIER,
+        retentionSeconds: config.RECORD_RETENTION_SECONDS,
+      },
+      now: Date.now,
+    },
+    actions: { store, sessions, queues, audit, wallet, providerId: config.PROVIDER_ID },
+    exports: { redis, keys, sessions, wallet, providerId: config.PROVIDER_ID, statusPerSecond: config.EXPORT_STATUS_PER_SECOND },
+    logger,
+  };
 }
 
 /** Everything operators reach over HTTP, ready for createApp's extraRouters. */
@@ -185,6 +226,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       redrive: (id) => redrive({ store: transactions, queues }, id),
       redriveMany: (filter) => redriveMany({ store: transactions, queues }, filter),
       logger: logger.child({ component: 'admin' }),
+      console: consoleDeps(w, logger.child({ component: 'admin' })),
     }),
   ];
 }

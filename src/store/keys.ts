@@ -41,6 +41,14 @@ export interface Keys {
   breaker(): string;
   /** The lease of the one process that asks the wallet's health check now. */
   breakerHealthLease(): string;
+  /** LIST of one record's wallet attempts (capped; kept while it may still be sent, dropped with its body). */
+  attemptLog(transactionId: string): string;
+  /** ZSET transaction id → created at, trimmed to the retention: the reconciliation export's order. */
+  timeIndex(): string;
+  /** ZSET of one player's newest transaction ids → created at (capped, expiring with the retention). */
+  playerRecent(playerId: string, siteId: string): string;
+  /** STREAM of the operators' actions (capped): the audit trail. */
+  audit(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -60,5 +68,9 @@ export function keysFor(prefix: string): Keys {
     recheckIndex: () => `${prefix}:recheck`,
     breaker: () => `${prefix}:wallet-breaker`,
     breakerHealthLease: () => `${prefix}:wallet-breaker-health`,
+    attemptLog: (id) => `${prefix}:tx-attempts:${id}`,
+    timeIndex: () => `${prefix}:tx-time`,
+    playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,
+    audit: () => `${prefix}:audit`,
   };
 }

@@ -1,5 +1,5 @@
 import type { Operation } from '../wallet/protocol';
-import type { NewTransaction, TransactionError, TransactionKind, TransactionRecord, TransactionState } from './types';
+import type { AttemptLogEntry, NewTransaction, Resolution, TransactionError, TransactionKind, TransactionRecord, TransactionState } from './types';
 
 /**
  * A transaction record as a Redis hash: short field names, the wallet body in listpack-sized
@@ -8,7 +8,9 @@ import type { NewTransaction, TransactionError, TransactionKind, TransactionReco
  */
 
 /** The record fields an update may set. */
-export type RecordUpdate = Partial<Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil' | 'queued'>>;
+export type RecordUpdate = Partial<
+  Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil' | 'queued' | 'resolution'>
+>;
 
 export const RECORD_FIELDS = {
   transactionId: 'id',
@@ -38,6 +40,7 @@ export const RECORD_FIELDS = {
   inFlightUntil: 'in_flight_until',
   recheckUntil: 'recheck_until',
   error: 'error',
+  resolution: 'resolution',
   note: 'note',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
@@ -135,6 +138,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     inFlightUntil: h[f.inFlightUntil] ? Number(h[f.inFlightUntil]) : null,
     recheckUntil: h[f.recheckUntil] ? Number(h[f.recheckUntil]) : null,
     error: parseError(h[f.error]),
+    resolution: orNull(h[f.resolution]) as Resolution | null,
     note: orNull(h[f.note]),
     createdAt: Number(h[f.createdAt] ?? 0),
     updatedAt: Number(h[f.updatedAt] ?? 0),
@@ -187,7 +191,22 @@ export function updateFields(u: RecordUpdate, now: number): string[] {
   if (u.note !== undefined) out.push(f.note, u.note ?? '');
   if (u.queued !== undefined) out.push(f.queued, u.queued ? '1' : '0');
   if (u.inFlightUntil !== undefined) out.push(f.inFlightUntil, u.inFlightUntil === null ? '' : String(u.inFlightUntil));
+  if (u.resolution !== undefined) out.push(f.resolution, u.resolution ?? '');
   return out;
+}
+
+/**
+ * One attempt-log entry as a short text (`at|result|latency ms|wallet request id`, ~50 bytes), so
+ * a capped list of them stays a compact listpack.
+ */
+export function encodeAttempt(a: AttemptLogEntry): string {
+  return `${a.at}|${a.result === 'unknown' ? 'u' : a.result}|${Math.round(a.latencyMs)}|${a.walletRequestId ?? ''}`;
+}
+
+export function decodeAttempt(text: string): AttemptLogEntry {
+  const [at = '0', result = 'u', latency = '0', ...requestId] = text.split('|');
+  const walletRequestId = requestId.join('|');
+  return { at: Number(at), result: result === 'u' ? 'unknown' : Number(result), latencyMs: Number(latency), walletRequestId: walletRequestId === '' ? null : walletRequestId };
 }
 
 /** An HGETALL-style flat reply as an object. */

@@ -41,6 +41,8 @@ export interface SessionStore {
   tokenFields(tokenRef: string): Promise<TokenFields | undefined>;
   /** Ending tokens whose check time passed (the sweeper makes sure a terminate job drives each). */
   dueEndingTokens(now: number, limit: number): Promise<string[]>;
+  /** Whether the token is in the ending index: its end was asked and its terminate is not done. */
+  isEnding(tokenRef: string): Promise<boolean>;
   /** Records still pending or dead under the session's wallet token (in any session of that token). */
   pendingCount(session: Pick<Session, 'tokenRef'>): Promise<number>;
 }
@@ -264,6 +266,10 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
 
     async dueEndingTokens(now, limit) {
       return redis.zrangebyscore(keys.endingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    },
+
+    async isEnding(tokenRef) {
+      return (await redis.zscore(keys.endingIndex(), tokenRef)) !== null;
     },
 
     async pendingCount(session) {

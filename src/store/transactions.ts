@@ -1,10 +1,13 @@
 import type Redis from 'ioredis';
+import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
 import type { Keys } from './keys';
-import { decodeRecord, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
 import { defineScript, registerScripts, runScript } from './scripts';
 import {
   FINAL_STATES,
+  type AttemptLogEntry,
   type NewTransaction,
+  type Resolution,
   type TransactionError,
   type TransactionRecord,
   type TransactionState,
@@ -14,6 +17,11 @@ import {
  * Transaction records, rounds and the pending index in Redis. Every change that must be atomic is
  * one Lua script, so the hot path costs one round trip to claim and one to settle.
  */
+
+/** Attempts one record's log keeps (a redrive's fresh budget adds up to 11 more). */
+export const ATTEMPT_LOG_CAP = 24;
+/** A player's newest transaction ids kept for the operators' "recent rounds". */
+export const PLAYER_RECENT_CAP = 200;
 
 export interface ClaimInput {
   record: NewTransaction;
@@ -65,7 +73,22 @@ export interface SettleUpdate extends RecordUpdate {
    * debit is watched (wallet `status` asked again) until `until`, first at `firstCheckAt` (contract 5.4).
    */
   watchDebit?: { readonly until: number; readonly firstCheckAt: number };
+  /** The wallet attempt this update records, for the attempt log (kept while the record is not final). */
+  attempt?: AttemptLogEntry;
 }
+
+/** An operator's resolution of a dead record (no wallet call). */
+export interface ResolveInput {
+  readonly resolution: Resolution;
+  /** The record's fields: its state (succeeded | failed), code, error, note. */
+  readonly update: RecordUpdate;
+  /** For a compensation: its debit's new state. */
+  readonly debitState?: TransactionState;
+  /** Written in the same step. */
+  readonly audit: AuditEntry;
+}
+
+export type ResolveResult = { readonly kind: 'resolved' } | { readonly kind: 'not_dead'; readonly state: TransactionState | undefined };
 
 /** What settle needs to find a record's round, session and debit without reading it first. */
 export type RecordRef = Pick<
@@ -111,6 +134,10 @@ export interface TransactionStore {
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
   /** Dead ids whose time of death is within [from, to], oldest first. */
   deadBetween(from: number, to: number, limit: number): Promise<string[]>;
+  /** Resolves a record only while it is `dead`, releasing what it held, with its audit entry; one step. */
+  resolve(record: RecordRef, input: ResolveInput): Promise<ResolveResult>;
+  /** The record's wallet attempts, oldest first (empty once it settled for good). */
+  attemptLog(transactionId: string): Promise<AttemptLogEntry[]>;
   /** Watched debits whose next `status` check is due. */
   dueForRecheck(now: number, limit: number): Promise<string[]>;
   /** The next `status` check of a watched debit. */
@@ -127,7 +154,7 @@ interface StoreContext {
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-7', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -136,6 +163,8 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-7', ({ keys, 
     keys.tokenPending(record.tokenRef),
     keys.token(record.tokenRef),
     keys.tokenSessions(record.tokenRef),
+    keys.timeIndex(),
+    keys.playerRecent(record.playerId, record.siteId),
   ],
   args: [
     record.kind,
@@ -148,11 +177,13 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-7', ({ keys, 
     String(retentionSeconds),
     record.transactionId,
     sessionTtlSeconds === undefined ? '' : String(sessionTtlSeconds),
+    String(record.createdAt),
+    String(PLAYER_RECENT_CAP),
     ...newRecordFields(record, now),
   ],
 }));
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-9', ({ keys, retentionSeconds, now, record, update }) => ({
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-10', ({ keys, retentionSeconds, now, record, update }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -162,6 +193,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.session(record.sessionId),
     keys.transaction(record.referenceTransactionId ?? record.transactionId),
     keys.recheckIndex(),
+    keys.attemptLog(record.transactionId),
     keys.tokenWatch(record.tokenRef),
   ],
   args: [
@@ -178,11 +210,13 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.expectAttempts === undefined ? '' : String(update.expectAttempts),
     update.watchDebit === undefined ? '' : String(update.watchDebit.until),
     update.watchDebit === undefined ? '' : String(update.watchDebit.firstCheckAt),
+    update.attempt === undefined ? '' : encodeAttempt(update.attempt),
+    String(ATTEMPT_LOG_CAP),
     ...updateFields(update, now),
   ],
 }));
 
-const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-7', ({ keys, retentionSeconds, now, ...start }) => {
+const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-9', ({ keys, retentionSeconds, now, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
   return {
     keys: [
@@ -192,6 +226,8 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       keys.pendingIndex(),
       keys.tokenPending(start.debit.tokenRef),
       keys.recheckIndex(),
+      keys.timeIndex(),
+      keys.playerRecent(start.debit.playerId, start.debit.siteId),
       keys.tokenWatch(start.debit.tokenRef),
     ],
     args: [
@@ -200,9 +236,38 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       String(start.leaseUntil),
       String(retentionSeconds),
       start.late ? 'compensated' : 'pending',
+      String(start.compensation.createdAt),
+      String(PLAYER_RECENT_CAP),
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),
+    ],
+  };
+});
+
+const resolveScript = defineScript<StoreContext & { record: RecordRef; input: ResolveInput }>('resolve-9', ({ keys, retentionSeconds, now, record, input }) => {
+  const fields = updateFields({ ...input.update, resolution: input.resolution }, now);
+  return {
+    keys: [
+      keys.transaction(record.transactionId),
+      roundKeyOf(keys, record),
+      keys.pendingIndex(),
+      keys.tokenPending(record.tokenRef),
+      keys.deadIndex(),
+      keys.transaction(record.referenceTransactionId ?? record.transactionId),
+      keys.recheckIndex(),
+      keys.attemptLog(record.transactionId),
+      keys.audit(),
+    ],
+    args: [
+      record.transactionId,
+      String(retentionSeconds),
+      String(now),
+      input.debitState ?? '',
+      String(AUDIT_CAP),
+      String(fields.length),
+      ...fields,
+      ...auditFields(input.audit),
     ],
   };
 });
@@ -213,7 +278,7 @@ const openInRoundScript = defineScript<{ keys: Keys; record: RecordRef }>('open-
 }));
 
 export function createTransactionStore(redis: Redis, keys: Keys, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
-  registerScripts(redis, [claimScript, settleScript, beginCompensationScript, openInRoundScript]);
+  registerScripts(redis, [claimScript, settleScript, beginCompensationScript, openInRoundScript, resolveScript]);
   const context = (): StoreContext => ({ keys, retentionSeconds, now: clock() });
 
   return {
@@ -237,6 +302,16 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
       const [kind, value] = (await runScript(redis, beginCompensationScript, { ...context(), ...start })) as [string, string];
       if (kind === 'not_pending') return { kind, state: (value || undefined) as TransactionState | undefined };
       return { kind: kind as 'created' | 'linked', compensationId: value };
+    },
+
+    async resolve(record, input) {
+      const [kind, state] = (await runScript(redis, resolveScript, { ...context(), record, input })) as [string, string?];
+      if (kind === 'resolved') return { kind };
+      return { kind: 'not_dead', state: (state || undefined) as TransactionState | undefined };
+    },
+
+    async attemptLog(transactionId) {
+      return (await redis.lrange(keys.attemptLog(transactionId), 0, -1)).map(decodeAttempt);
     },
 
     async openInRound(record) {

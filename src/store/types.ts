@@ -95,6 +95,8 @@ export interface TransactionRecord {
    */
   readonly recheckUntil: number | null;
   readonly error: TransactionError | null;
+  /** How an operator resolved the record when it was dead (no wallet call); null otherwise. */
+  readonly resolution: Resolution | null;
   /** Why the record ended `dead`, or a note on how it was settled (e.g. 'status: not applied'). */
   readonly note: string | null;
   readonly createdAt: number;
@@ -104,8 +106,38 @@ export interface TransactionRecord {
 /** What a claim (or a compensation's start) records; the rest starts at its defaults. */
 export type NewTransaction = Omit<
   TransactionRecord,
-  'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'compensationId' | 'error' | 'note' | 'updatedAt' | 'deferred' | 'queued' | 'inFlightUntil' | 'recheckUntil'
+  | 'state'
+  | 'attempts'
+  | 'lastWalletCode'
+  | 'history'
+  | 'balance'
+  | 'compensationId'
+  | 'error'
+  | 'note'
+  | 'updatedAt'
+  | 'deferred'
+  | 'queued'
+  | 'inFlightUntil'
+  | 'recheckUntil'
+  | 'resolution'
 >;
+
+/**
+ * An operator's resolution of a dead record: `applied` (the wallet holds it: `succeeded`) or
+ * `not_applied` (it is not at the wallet and never will be: `failed`).
+ */
+export type Resolution = 'applied' | 'not_applied';
+
+/** One wallet attempt as the attempt log keeps it. */
+export interface AttemptLogEntry {
+  /** When the attempt's answer (or its absence) was recorded, ms since the epoch. */
+  readonly at: number;
+  /** The wallet's code, or 'unknown' (timeout, reset, unparseable). */
+  readonly result: number | 'unknown';
+  readonly latencyMs: number;
+  /** The wallet's request_id, when its answer carried one. */
+  readonly walletRequestId: string | null;
+}
 
 /** The public shape of a record (contract section 4, "Transaction record"). */
 export interface TransactionView {

@@ -50,6 +50,8 @@ export interface Harness {
   readonly duties: QueueDuties;
   /** Environment of a worker (in-process through loadWorkerConfig, or a child process). */
   readonly env: Record<string, string>;
+  /** The gateway's base URL (engine API, admin). */
+  readonly url: string;
   config(overrides?: Record<string, string>): WorkerConfig;
   startWorker(overrides?: Record<string, string>): Promise<RunningWorker>;
   /** Authenticates a fresh token at the simulator and opens a gateway session for it. */
@@ -174,6 +176,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
     wallet,
     duties,
     env,
+    url: gateway.url,
     config,
     async startWorker(overrides = {}) {
       const cfg = config(overrides);

@@ -10,6 +10,8 @@
     KEYS[5] token's pending set
     KEYS[6] token
     KEYS[7] token's sessions
+    KEYS[8] time index (operators)
+    KEYS[9] the player's recent records (operators)
 
     ARGV[1]  kind: debit | credit | rollback
     ARGV[2]  body hash (idempotency)
@@ -21,7 +23,9 @@
     ARGV[8]  round retention (seconds)
     ARGV[9]  transaction id
     ARGV[10] session ttl (seconds; '' leaves the expiry)
-    ARGV[11..] the new record's field/value pairs
+    ARGV[11] created at (ms)
+    ARGV[12] how many of the player's recent records are kept
+    ARGV[13..] the new record's field/value pairs
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -30,14 +34,15 @@
     {'duplicate', session balance or nil, record field/value pairs...}
 ]]
 local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local tokenKey, tokenSessionsKey = KEYS[6], KEYS[7]
+local tokenKey, tokenSessionsKey, timeKey, playerKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local kind, bodyHash, leaseUntil, closesRound = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local referenceId, engineRoundId, amountMinor = ARGV[5], ARGV[6], ARGV[7]
-local retentionSeconds, id, sessionTtl = ARGV[8], ARGV[9], ARGV[10]
-local FIRST_FIELD = 11
+local retentionSeconds, id, sessionTtl, createdAt, playerCap = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+local FIRST_FIELD = 13
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
+--- @include "includes/record-indexes"
 
 local existing = redis.call('HGET', txKey, 'body_hash')
 if existing then
@@ -71,6 +76,7 @@ end
 
 redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
+indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
 -- the wallet would refuse their retries once the round is closed.
 local deferred = kind ~= 'debit' and closesRound and tonumber(open or '0') > 0

@@ -11,9 +11,12 @@
   in the re-check index, body kept, until the watch ends (contract 5.4).
 
   A final record expires after the retention, but a dead one stays until an operator acted. What
-  gets the retention expiry can never be sent again, so its wallet body goes in the same step; a
-  dead record keeps it for a redrive and the dead-check, a pending or compensating one for its
-  retries and compensation.
+  gets the retention expiry can never be sent again, so its wallet body and its attempt log go in
+  the same step; a dead record keeps them for a redrive, the dead-check and the operators, a
+  pending or compensating one for its retries and compensation.
+
+  The attempt log (a capped list: time, code, latency, the wallet's request id per attempt) gets
+  the attempt this settle records, unless the record becomes final for good in the same step.
 
   Input:
     KEYS[1] transaction record
@@ -24,7 +27,8 @@
     KEYS[6] session
     KEYS[7] referenced debit (the record itself when it references none)
     KEYS[8] re-check index
-    KEYS[9] token's watched debits
+    KEYS[9] the record's attempt log
+    KEYS[10] token's watched debits
 
     ARGV[1]  transaction id
     ARGV[2]  new state
@@ -39,20 +43,31 @@
     ARGV[11] expected attempts ('' = any)
     ARGV[12] watch the debit until (ms; '' = no watch)
     ARGV[13] the debit's first re-check (ms)
-    ARGV[14..] field/value pairs to set
+    ARGV[14] the attempt this settle records, as an attempt-log entry ('' = none)
+    ARGV[15] the attempt log's cap (entries)
+    ARGV[16..] field/value pairs to set
 
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadKey, sessionKey, debitKey, recheckKey, tokenWatchKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local deadKey, sessionKey, debitKey, recheckKey, attemptsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local tokenWatchKey = KEYS[10]
 local id, newState, final, releaseRound = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local debitState, expectedStates, expectedAttempts = ARGV[9], ARGV[10], ARGV[11]
-local watchUntil, firstRecheck = ARGV[12], ARGV[13]
-local FIRST_FIELD = 14
+local watchUntil, firstRecheck, attempt, attemptCap = ARGV[12], ARGV[13], ARGV[14], ARGV[15]
+local FIRST_FIELD = 16
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
+--- @include "includes/release-final"
+--- @include "includes/debit-state"
+
+local function logAttempt()
+  if attempt == '' then return end
+  redis.call('RPUSH', attemptsKey, attempt)
+  redis.call('LTRIM', attemptsKey, -tonumber(attemptCap), -1)
+end
 
 local current = redis.call('HGET', txKey, 'state')
 if not current then return 0 end
@@ -60,32 +75,25 @@ if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true)
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
 
 redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
-local inRound = redis.call('HGET', txKey, 'in_round')
-local roundExists = redis.call('EXISTS', roundKey) == 1
 if newState == 'dead' then
   redis.call('ZREM', pendingKey, id)
   redis.call('SADD', tokenPendingKey, id)
   redis.call('PERSIST', txKey)
   redis.call('ZADD', deadKey, now, id)
+  logAttempt()
 elseif final then
-  if inRound == '1' then
-    redis.call('HSET', txKey, 'in_round', '0')
-    if roundExists then redis.call('HINCRBY', roundKey, 'open', -1) end
-  end
-  removePending(pendingKey, tokenPendingKey, id)
-  redis.call('EXPIRE', txKey, retentionSeconds)
-  redis.call('ZREM', deadKey, id)
-  redis.call('ZREM', recheckKey, id)
+  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
+  -- A watched debit's own final settle ends its watch.
   redis.call('SREM', tokenWatchKey, id)
-  dropBody(txKey)
 else
   redis.call('PERSIST', txKey)
   addPending(pendingKey, tokenPendingKey, id, nextCheckAt)
   redis.call('ZREM', deadKey, id)
-  if inRound == '0' and redis.call('HGET', txKey, 'kind') ~= 'debit' then
+  if redis.call('HGET', txKey, 'in_round') == '0' and redis.call('HGET', txKey, 'kind') ~= 'debit' then
     redis.call('HSET', txKey, 'in_round', '1')
-    if roundExists then redis.call('HINCRBY', roundKey, 'open', 1) end
+    if redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'open', 1) end
   end
+  logAttempt()
 end
 
 if releaseRound then
@@ -99,19 +107,9 @@ if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
   redis.call('HSET', sessionKey, 'balance', sessionBalance)
 end
 
-if debitState ~= '' and redis.call('HGET', debitKey, 'compensation_id') == id then
-  redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
-  if debitState == 'compensating' or debitState == 'dead' then
-    redis.call('PERSIST', debitKey)
-  elseif watchUntil ~= '' then
-    redis.call('HSET', debitKey, 'recheck_until', watchUntil)
-    redis.call('PERSIST', debitKey)
-    local debitId = redis.call('HGET', debitKey, 'id')
-    redis.call('ZADD', recheckKey, firstRecheck, debitId)
-    redis.call('SADD', tokenWatchKey, debitId)
-  else
-    redis.call('EXPIRE', debitKey, retentionSeconds)
-    dropBody(debitKey)
-  end
+-- A debit its compensation found never applied is watched, and asked about before its token's terminate.
+if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debitKey, 'compensation_id') == id then
+  redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
+moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
 return 1

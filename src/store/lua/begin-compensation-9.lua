@@ -12,29 +12,34 @@
     KEYS[4] pending index
     KEYS[5] token's pending set
     KEYS[6] re-check index
-    KEYS[7] token's watched debits
+    KEYS[7] time index (operators)
+    KEYS[8] the player's recent records (operators)
+    KEYS[9] token's watched debits
 
     ARGV[1] debit id
     ARGV[2] compensation id
     ARGV[3] lease until (ms)
     ARGV[4] round retention (seconds)
     ARGV[5] the debit's expected state: pending | compensated
-    ARGV[6] n: how many of the following arguments are the debit's field/value pairs
-    ARGV[7 .. 6+n] the debit's field/value pairs
-    ARGV[7+n ..]   the compensation's field/value pairs
+    ARGV[6] the compensation's created at (ms)
+    ARGV[7] how many of the player's recent records are kept
+    ARGV[8] n: how many of the following arguments are the debit's field/value pairs
+    ARGV[9 .. 8+n] the debit's field/value pairs
+    ARGV[9+n ..]   the compensation's field/value pairs
 
   Output:
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
     {'created' | 'linked', compensation id}
 ]]
-local debitKey, compKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local recheckKey, tokenWatchKey = KEYS[6], KEYS[7]
+local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local timeKey, playerKey, tokenWatchKey = KEYS[7], KEYS[8], KEYS[9]
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local debitFieldCount = tonumber(ARGV[6])
-local FIRST_DEBIT_FIELD = 7
+local createdAt, playerCap, debitFieldCount = ARGV[6], ARGV[7], tonumber(ARGV[8])
+local FIRST_DEBIT_FIELD = 9
 local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 
 --- @include "includes/pending-index"
+--- @include "includes/record-indexes"
 
 local state = redis.call('HGET', debitKey, 'state')
 if state ~= expectedState then return {'not_pending', state or ''} end
@@ -60,6 +65,7 @@ end
 if result == 'created' and redis.call('EXISTS', compKey) == 0 then
   redis.call('HSET', compKey, unpack(ARGV, firstCompField))
   addPending(pendingKey, tokenPendingKey, compId, leaseUntil)
+  indexRecord(timeKey, playerKey, compId, createdAt, retentionSeconds, playerCap)
   redis.call('HSET', compKey, 'in_round', '1')
   redis.call('HINCRBY', roundKey, 'open', 1)
   redis.call('HSET', roundKey, 'rollback', compId, 'closed_by', compId)

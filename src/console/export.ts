@@ -1,0 +1,130 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type Redis from 'ioredis';
+import { statusFieldsOf } from '../duties/status-check';
+import type { Keys } from '../store/keys';
+import { recordsCreatedIn } from '../store/record-scan';
+import type { SessionStore } from '../store/sessions';
+import type { TransactionRecord } from '../store/types';
+import type { WalletClient } from '../wallet/protocol';
+
+/**
+ * The reconciliation export: every transaction created in a time window (optionally one player's
+ * or one site's), as the gateway holds it, to diff against the wallet's ledger. Streamed: records
+ * are read from the time index a page at a time and written out as they come. Amounts are the
+ * exact decimal text the engine sent. With `withStatus`, each record is asked about with a fresh
+ * wallet `status`, at most `statusPerSecond` calls a second.
+ */
+export interface ExportDeps {
+  readonly redis: Redis;
+  readonly keys: Keys;
+  readonly sessions: Pick<SessionStore, 'profile'>;
+  readonly wallet: WalletClient;
+  readonly providerId: string;
+  readonly statusPerSecond: number;
+}
+
+export interface ExportQuery {
+  readonly from: number;
+  readonly to: number;
+  readonly playerId?: string;
+  readonly siteId?: string;
+  readonly withStatus: boolean;
+  readonly format: 'csv' | 'json';
+}
+
+export const EXPORT_COLUMNS = [
+  'transaction_id',
+  'kind',
+  'state',
+  'resolution',
+  'amount',
+  'currency',
+  'player_id',
+  'site_id',
+  'session_id',
+  'round_id',
+  'wallet_round_id',
+  'reference_transaction_id',
+  'is_compensation',
+  'attempts',
+  'last_wallet_code',
+  'created_at',
+  'updated_at',
+] as const;
+
+const STATUS_COLUMNS = ['wallet_status', 'wallet_code'] as const;
+
+type Row = Record<string, string>;
+
+function rowOf(r: TransactionRecord): Row {
+  return {
+    transaction_id: r.transactionId,
+    kind: r.kind,
+    state: r.state,
+    resolution: r.resolution ?? '',
+    amount: r.amount,
+    currency: r.currency,
+    player_id: r.playerId,
+    site_id: r.siteId,
+    session_id: r.sessionId,
+    round_id: r.roundId,
+    wallet_round_id: r.walletRoundId,
+    reference_transaction_id: r.referenceTransactionId ?? '',
+    is_compensation: r.isCompensation ? 'true' : 'false',
+    attempts: String(r.attempts),
+    last_wallet_code: r.lastWalletCode === null ? '' : String(r.lastWalletCode),
+    created_at: new Date(r.createdAt).toISOString(),
+    updated_at: new Date(r.updatedAt).toISOString(),
+  };
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+export function csvField(value: string): string {
+  // A leading = + - @ would be read as a formula by spreadsheets: prefixed with ' (OWASP's advice).
+  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?[0-9.]+$/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+function csvLine(columns: readonly string[], row: Row): string {
+  return `${columns.map((c) => csvField(row[c] ?? '')).join(',')}\r\n`;
+}
+
+/** Paces calls to at most `perSecond` a second. */
+function pacer(perSecond: number): () => Promise<void> {
+  const gapMs = 1000 / perSecond;
+  let nextAt = 0;
+  return async () => {
+    const wait = nextAt - Date.now();
+    if (wait > 0) await sleep(wait);
+    nextAt = Math.max(Date.now(), nextAt) + gapMs;
+  };
+}
+
+async function statusColumns(deps: ExportDeps, r: TransactionRecord, pace: () => Promise<void>): Promise<Row> {
+  const fields = await statusFieldsOf(r, deps.sessions, deps.providerId);
+  if (fields === undefined) return { wallet_status: 'not_asked', wallet_code: '' };
+  await pace();
+  const said = await deps.wallet.call('status', fields);
+  if (said.kind === 'ok') return { wallet_status: 'ok', wallet_code: String(said.response.code) };
+  if (said.kind === 'rejected') return { wallet_status: 'rejected', wallet_code: String(said.code) };
+  return { wallet_status: 'unknown', wallet_code: '' };
+}
+
+/** The export's text, chunk by chunk (one chunk per page of records). */
+export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGenerator<string> {
+  const columns = q.withStatus ? [...EXPORT_COLUMNS, ...STATUS_COLUMNS] : [...EXPORT_COLUMNS];
+  const pace = pacer(deps.statusPerSecond);
+  let first = true;
+  yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';
+  for await (const records of recordsCreatedIn(deps.redis, deps.keys, q.from, q.to)) {
+    let chunk = '';
+    for (const r of records) {
+      if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;
+      const row = q.withStatus ? { ...rowOf(r), ...(await statusColumns(deps, r, pace)) } : rowOf(r);
+      chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
+      first = false;
+    }
+    if (chunk !== '') yield chunk;
+  }
+  if (q.format === 'json') yield '\n]\n';
+}

@@ -1,0 +1,328 @@
+import express, { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { recheckAction, redriveAction, resolveAction, type ActionDeps, type ActionResult, type Actor } from '../console/actions';
+import { exportChunks, type ExportDeps } from '../console/export';
+import { bigWins, listTransactions, overview, playerRounds, staleRounds, tokensWaiting, transactionDetail, type Filter, type QueryDeps } from '../console/queries';
+import { fieldIssues, transactionIdParam } from '../engine/schemas';
+import { errors } from '../engine/types';
+import { codedError } from '../lib/error-codes';
+import { jsonNumber } from '../lib/json';
+import type { Logger } from '../observability/logger';
+import type { TransactionRecord } from '../store/types';
+import { adminView } from './admin';
+import { notFound } from './errors';
+import { auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
+import { requestIdOf } from './request-id';
+import { sendError, sendJson } from './respond';
+
+/**
+ * The operators' money console under /admin (pages) and /admin/api (the same data as JSON). Mounted
+ * by the admin router behind its Basic auth, framing refusal and cross-origin refusal of changes.
+ */
+export interface ConsoleDeps {
+  readonly queries: QueryDeps;
+  readonly actions: ActionDeps;
+  readonly exports: ExportDeps;
+  readonly logger: Logger;
+}
+
+const emptyAsUndefined = (v: unknown): unknown => (v === '' ? undefined : v);
+/** A time as ISO 8601 or an HTML datetime-local (read as UTC), or ms since the epoch. */
+const timeText = z.string().transform((s, ctx) => {
+  const ms = /^\d+$/.test(s) ? Number(s) : Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(s) ? s : `${s}Z`);
+  if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 time or ms since the epoch' });
+  return ms;
+});
+const time = z.preprocess(emptyAsUndefined, timeText.optional());
+const requiredTime = z.preprocess(emptyAsUndefined, timeText);
+const id = z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9]{1,20}$/, 'must be a number').optional());
+
+const filterSchema = z.strictObject({
+  state: z.preprocess(emptyAsUndefined, z.enum(['dead', 'pending']).optional()),
+  kind: z.preprocess(emptyAsUndefined, z.enum(['debit', 'credit', 'rollback']).optional()),
+  player_id: id,
+  site_id: id,
+  from: time,
+  to: time,
+  min_age: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
+  offset: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(0)),
+  limit: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(500).default(50)),
+  index: z.preprocess(emptyAsUndefined, z.enum(['ending', 'failed']).optional()),
+});
+
+const actionSchema = z.strictObject({
+  note: z.string().trim().min(3, 'a note of at least 3 characters is required').max(500),
+  outcome: z.enum(['applied', 'not_applied']).optional(),
+});
+
+const exportSchema = z.strictObject({
+  from: requiredTime,
+  to: requiredTime,
+  player_id: id,
+  site_id: id,
+  format: z.preprocess(emptyAsUndefined, z.enum(['csv', 'json']).default('csv')),
+  status: z.preprocess(emptyAsUndefined, z.enum(['0', '1']).default('0')),
+});
+
+type FilterInput = z.output<typeof filterSchema>;
+
+function toFilter(q: FilterInput): Filter {
+  return { state: q.state, kind: q.kind, playerId: q.player_id, siteId: q.site_id, from: q.from, to: q.to, minAgeSeconds: q.min_age, offset: q.offset, limit: q.limit };
+}
+
+/** The query's values as the filter form shows them again. */
+function formValues(req: Request): Record<string, string> {
+  return Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z.output<S> | undefined {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  sendError(res, errors.validation(fieldIssues(parsed.error)));
+  return undefined;
+}
+
+function sendHtml(res: Response, status: number, html: string): void {
+  res.status(status).set('Content-Type', 'text/html; charset=utf-8').set('Cache-Control', 'no-store').send(html);
+}
+
+export function createConsoleRouter(deps: ConsoleDeps): Router {
+  const { queries, logger } = deps;
+  const router = Router();
+  const forms = [express.urlencoded({ extended: false, limit: '16kb' }), express.json({ limit: '16kb' })];
+  const views = (records: readonly TransactionRecord[]) => Promise.all(records.map((r) => adminView(r, queries.store)));
+  const actor = (req: Request, res: Response, note: string): Actor => ({ user: res.locals.adminUser as string, note, requestId: requestIdOf(res) });
+  const transactionId = (req: Request, res: Response): string | undefined => {
+    const parsed = transactionIdParam.safeParse(req.params.id);
+    if (parsed.success) return parsed.data;
+    sendError(res, errors.validation([{ field: 'transaction_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]));
+    return undefined;
+  };
+
+  /** Runs an action named in the path with the body's note; its log line is the audit trail's twin. */
+  async function act(req: Request, res: Response): Promise<{ id: string; result: ActionResult } | undefined> {
+    const txId = transactionId(req, res);
+    if (txId === undefined) return undefined;
+    const body = parse(actionSchema, req.body ?? {}, res);
+    if (body === undefined) return undefined;
+    const who = actor(req, res, body.note);
+    const action = req.params.action;
+    if (action !== 'redrive' && action !== 'recheck' && action !== 'resolve') {
+      sendError(res, notFound());
+      return undefined;
+    }
+    let result: ActionResult;
+    if (action === 'redrive') result = await redriveAction(deps.actions, txId, who);
+    else if (action === 'recheck') result = await recheckAction(deps.actions, txId, who);
+    else if (body.outcome !== undefined) result = await resolveAction(deps.actions, txId, body.outcome, who);
+    else {
+      sendError(res, errors.validation([{ field: 'outcome', message: "a resolution needs 'applied' or 'not_applied'" }]));
+      return undefined;
+    }
+    logger.info(
+      {
+        admin_user: who.user,
+        action: result.kind === 'done' ? result.action : action,
+        transaction_id: txId,
+        result: result.kind,
+        ...(result.kind === 'done' ? { target: result.targetId, state_before: result.stateBefore, state_after: result.stateAfter } : {}),
+        note: who.note,
+        request_id: who.requestId,
+      },
+      'admin action',
+    );
+    return { id: txId, result };
+  }
+
+  // ------------------------------------------------------------------ JSON API
+
+  router.get('/admin/api/overview', async (_req, res) => {
+    const o = await overview(queries);
+    sendJson(res, 200, {
+      pending: o.pending,
+      dead: o.dead,
+      compensating: o.compensating,
+      oldest_pending_at: o.oldestPendingAt === null ? null : new Date(o.oldestPendingAt).toISOString(),
+      queues: Object.fromEntries(o.queues.map((q) => [q.queue, q.counts])),
+      tokens_waiting_for_terminate: o.endingTokens,
+      terminates_given_up: o.terminateFailedTokens,
+      big_wins_today: o.bigWinsToday.total,
+      truncated: o.truncated,
+    });
+  });
+
+  router.get('/admin/api/transactions', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const page = await listTransactions(queries, toFilter(q));
+    sendJson(res, 200, { transactions: await views(page.items), total: page.total, truncated: page.truncated, offset: q.offset, limit: q.limit });
+  });
+
+  router.get('/admin/api/stale-rounds', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const page = await staleRounds(queries, toFilter(q));
+    sendJson(res, 200, { rounds: await Promise.all(page.items.map(async (s) => ({ age_seconds: s.ageSeconds, bet: await adminView(s.bet, queries.store) }))), total: page.total, truncated: page.truncated });
+  });
+
+  router.get('/admin/api/big-wins', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const page = await bigWins(queries, toFilter(q));
+    sendJson(res, 200, {
+      wins: await Promise.all(page.items.map(async (w) => ({ over: w.over, bet_amount: w.betAmount === null ? null : jsonNumber(w.betAmount), win: await adminView(w.win, queries.store) }))),
+      total: page.total,
+      truncated: page.truncated,
+    });
+  });
+
+  router.get('/admin/api/tokens', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const t = await tokensWaiting(queries, q.index ?? 'ending', q.limit);
+    sendJson(res, 200, {
+      tokens: t.tokens.map((k) => ({ token_ref: k.tokenRef, player_id: k.playerId, site_id: k.siteId, state: k.state, held_by: k.holding, decided_at: k.from === null ? null : new Date(k.from).toISOString(), attempts: k.attempts, last_code: k.lastCode || null })),
+      total: t.total,
+    });
+  });
+
+  router.get('/admin/api/transactions/:id', async (req, res) => {
+    const txId = transactionId(req, res);
+    if (txId === undefined) return;
+    const d = await transactionDetail(queries, txId);
+    if (d === undefined) {
+      sendError(res, errors.transactionNotFound());
+      return;
+    }
+    sendJson(res, 200, {
+      ...(await adminView(d.record, queries.store)),
+      attempt_log: d.attempts.map((a) => ({ at: new Date(a.at).toISOString(), code: a.result, latency_ms: a.latencyMs, wallet_request_id: a.walletRequestId })),
+      compensation_record: d.compensation ? await adminView(d.compensation, queries.store) : null,
+      round: await views(d.round),
+      session: d.session ? { session_id: d.session.sessionId, state: d.session.state, game_id: d.session.gameId, balance: d.session.balance, token_ref: d.session.tokenRef } : null,
+      audit: d.audit,
+    });
+  });
+
+  router.get('/admin/api/players/:player/rounds', async (req, res) => {
+    const q = parse(z.strictObject({ site_id: z.string().regex(/^[0-9]{1,20}$/), limit: filterSchema.shape.limit }), req.query, res);
+    const player = parse(z.string().regex(/^[0-9]{1,20}$/), req.params.player, res);
+    if (q === undefined || player === undefined) return;
+    const rounds = await playerRounds(queries, player, q.site_id, q.limit);
+    sendJson(res, 200, { player_id: jsonNumber(player), site_id: jsonNumber(q.site_id), rounds: await Promise.all(rounds.map(async (r) => ({ round_id: r.roundId, transactions: await views(r.records) }))) });
+  });
+
+  router.get('/admin/api/audit', async (req, res) => {
+    const q = parse(z.strictObject({ limit: filterSchema.shape.limit, before: z.string().regex(/^\d+-\d+$/).optional() }), req.query, res);
+    if (q === undefined) return;
+    sendJson(res, 200, { entries: await queries.audit.recent(q.limit, q.before) });
+  });
+
+  router.post('/admin/api/transactions/:id/:action', forms, async (req: Request, res: Response) => {
+    const done = await act(req, res);
+    if (done === undefined) return;
+    const { result } = done;
+    if (result.kind === 'not_found') sendError(res, errors.transactionNotFound());
+    else if (result.kind === 'not_dead') sendError(res, codedError('NOT_DEAD', { message: `transaction ${result.targetId} is ${result.state ?? 'gone'}; only a dead transaction can be redriven or resolved` }));
+    else {
+      const record = await queries.store.get(result.targetId);
+      sendJson(res, 200, {
+        action: result.action,
+        target: result.targetId,
+        state_before: result.stateBefore,
+        state_after: result.stateAfter,
+        terminate_released: result.terminateReleased,
+        wallet: result.wallet ?? null,
+        transaction: record ? await adminView(record, queries.store) : null,
+      });
+    }
+  });
+
+  router.get('/admin/api/export', async (req, res) => {
+    const q = parse(exportSchema, req.query, res);
+    if (q === undefined) return;
+    logger.info({ admin_user: res.locals.adminUser as string, action: 'export', from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
+    const name = `transactions-${new Date(q.from).toISOString().slice(0, 19).replace(/:/g, '')}.${q.format}`;
+    res.status(200).set('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8').set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store');
+    const chunks = exportChunks(deps.exports, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format });
+    for await (const chunk of chunks) {
+      if (res.destroyed) return;
+      // Backpressure: wait for the client to take what is buffered before reading the next page.
+      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+    }
+    res.end();
+  });
+
+  // ------------------------------------------------------------------ pages
+
+  const now = () => queries.now();
+
+  router.get('/admin', async (_req, res) => sendHtml(res, 200, overviewPage(await overview(queries), now())));
+
+  router.get('/admin/transactions-list', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    sendHtml(res, 200, transactionsPage(await listTransactions(queries, toFilter(q)), { ...formValues(req), state: q.state ?? 'dead' }, now()));
+  });
+
+  router.get('/admin/stale-rounds', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    sendHtml(res, 200, staleRoundsPage(await staleRounds(queries, toFilter(q)), formValues(req), queries.settings.staleRoundSeconds, now()));
+  });
+
+  router.get('/admin/big-wins', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const { bigWinAmount, bigWinMultiplier } = queries.settings;
+    const thresholds = `Flagged: a win of at least ${bigWinAmount ?? '(no amount threshold)'}${bigWinMultiplier ? `, or at least ${bigWinMultiplier} × its bet` : ''}.`;
+    sendHtml(res, 200, bigWinsPage(await bigWins(queries, toFilter(q)), formValues(req), thresholds, now()));
+  });
+
+  router.get('/admin/tokens', async (req, res) => {
+    const q = parse(filterSchema, req.query, res);
+    if (q === undefined) return;
+    const index = q.index ?? 'ending';
+    sendHtml(res, 200, tokensPage(index, await tokensWaiting(queries, index, q.limit), now()));
+  });
+
+  router.get('/admin/audit', async (req, res) => {
+    const q = parse(z.strictObject({ before: z.string().regex(/^\d+-\d+$/).optional() }), req.query, res);
+    if (q === undefined) return;
+    const entries = await queries.audit.recent(100, q.before);
+    sendHtml(res, 200, auditPage(entries, entries.length === 100 ? entries.at(-1)?.id : undefined));
+  });
+
+  router.get('/admin/export', (req, res) => sendHtml(res, 200, exportPage(formValues(req))));
+
+  router.get('/admin/players/:player', async (req, res) => {
+    const q = parse(z.strictObject({ site_id: z.string().regex(/^[0-9]{1,20}$/) }), req.query, res);
+    const player = parse(z.string().regex(/^[0-9]{1,20}$/), req.params.player, res);
+    if (q === undefined || player === undefined) return;
+    sendHtml(res, 200, playerPage(player, q.site_id, await playerRounds(queries, player, q.site_id, 200), now()));
+  });
+
+  async function detail(res: Response, txId: string, notice: string): Promise<void> {
+    const d = await transactionDetail(queries, txId);
+    if (d === undefined) {
+      sendError(res, errors.transactionNotFound());
+      return;
+    }
+    sendHtml(res, 200, detailPage(d, await adminView(d.record, queries.store), notice, now()));
+  }
+
+  router.get('/admin/tx/:id', async (req, res) => {
+    const txId = transactionId(req, res);
+    if (txId === undefined) return;
+    await detail(res, txId, '');
+  });
+
+  // A form's action answers with the page itself, the outcome on top (the audit entry is below it).
+  router.post('/admin/tx/:id/:action', forms, async (req: Request, res: Response) => {
+    const done = await act(req, res);
+    if (done === undefined) return;
+    await detail(res, done.id, noticeOf(done.result));
+  });
+
+  return router;
+}

@@ -1,0 +1,82 @@
+import type Redis from 'ioredis';
+import type { Keys } from './keys';
+import { pairsToObject } from './record-codec';
+
+/**
+ * The operators' audit trail: a Redis stream under the prefix, capped (approximately) to
+ * AUDIT_CAP entries, appended to by every console action (who, when, what, the state before and
+ * after, the operator's note). Append-only: nothing here edits or deletes an entry.
+ */
+export const AUDIT_CAP = 100_000;
+
+export interface AuditEntry {
+  /** The Basic user who acted. */
+  readonly user: string;
+  /** redrive | recheck | resolve-applied | resolve-not-applied */
+  readonly action: string;
+  readonly transactionId: string;
+  /** The record the action moved (a debit's compensation for a debit), when it differs. */
+  readonly targetId: string;
+  readonly stateBefore: string;
+  readonly stateAfter: string;
+  /** What came of it: done, not_dead, not_found, the wallet's status answer … */
+  readonly result: string;
+  readonly note: string;
+  readonly requestId: string;
+}
+
+export interface StoredAuditEntry extends AuditEntry {
+  /** The stream id (its time part is when the entry was written). */
+  readonly id: string;
+  readonly at: number;
+}
+
+/** An entry as the stream's field/value pairs (the resolve script writes it in its own step). */
+export function auditFields(e: AuditEntry): string[] {
+  return [
+    'user', e.user,
+    'action', e.action,
+    'transaction_id', e.transactionId,
+    'target_id', e.targetId,
+    'state_before', e.stateBefore,
+    'state_after', e.stateAfter,
+    'result', e.result,
+    'note', e.note,
+    'request_id', e.requestId,
+  ];
+}
+
+function decode(id: string, flat: readonly string[]): StoredAuditEntry {
+  const h = pairsToObject(flat);
+  return {
+    id,
+    at: Number(id.split('-')[0]),
+    user: h.user ?? '',
+    action: h.action ?? '',
+    transactionId: h.transaction_id ?? '',
+    targetId: h.target_id ?? '',
+    stateBefore: h.state_before ?? '',
+    stateAfter: h.state_after ?? '',
+    result: h.result ?? '',
+    note: h.note ?? '',
+    requestId: h.request_id ?? '',
+  };
+}
+
+export interface AuditTrail {
+  append(entry: AuditEntry): Promise<void>;
+  /** Newest first; `before` (a stream id, exclusive) pages further back. */
+  recent(count: number, before?: string): Promise<StoredAuditEntry[]>;
+}
+
+export function createAuditTrail(redis: Redis, keys: Keys): AuditTrail {
+  return {
+    async append(entry) {
+      await redis.xadd(keys.audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+    },
+    async recent(count, before) {
+      const rows = await redis.xrevrange(keys.audit(), before === undefined ? '+' : `(${before}`, '-', 'COUNT', count);
+      return rows.map(([id, flat]) => decode(id, flat));
+    },
+  };
+}
