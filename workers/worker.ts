@@ -1,7 +1,8 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
-import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, subjectOfJobId, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
+import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
 import { walletCallObserver } from '../src/observability/wallet-calls';
@@ -83,9 +84,9 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
-  const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
+  const redis = createRedis(config.REDIS_URL, { name: 'worker-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
   closers.defer('redis', () => closeRedis(redis));
-  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
+  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
   const keys = keysFor(config.QUEUE_PREFIX);
   const breaker = createWalletBreaker({ store: createBreakerStore(redis, keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics, now });
@@ -114,7 +115,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
   // The worker never creates or renews sessions; it ends them with their token's terminate.
   const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
-  const queues = createQueues(bullmq, config.QUEUE_PREFIX);
+  const queues = createQueues(bullmq, config.QUEUE_PREFIX, throttledErrorLog(logger, 'queue error'));
   closers.defer('queues', () => queues.close());
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   const graceMs = 2 * locks.lockDuration;
@@ -184,7 +185,13 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   // Graceful: the jobs in hand finish, no new one starts.
   closers.defer('workers', () => Promise.all(workers.map((w) => w.close())));
   for (const worker of workers) {
-    worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+    worker.on('error', throttledErrorLog(logger.child({ queue: worker.name }), 'worker error'));
+    // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
+    worker.on('failed', (job, err) => {
+      const last = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
+      logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
+    });
+    worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, 'job stalled (its worker stopped renewing it): picked up again'));
   }
 
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });

@@ -38,6 +38,13 @@ export function retryJobId(transactionId: string): string {
   return `tx-${Buffer.from(transactionId, 'utf8').toString('base64url')}`;
 }
 
+/** What a job id names, for log lines about a job known by its id only (a stalled job). */
+export function subjectOfJobId(jobId: string): { transaction_id?: string; token_ref?: string } {
+  if (jobId.startsWith('tx-')) return { transaction_id: Buffer.from(jobId.slice(3), 'base64url').toString('utf8') };
+  if (jobId.startsWith('end-')) return { token_ref: jobId.slice(4) };
+  return {};
+}
+
 /** Token refs are already base64url (src/store/sessions.ts tokenRefOf). */
 export function terminateJobId(tokenRef: string): string {
   return `end-${tokenRef}`;
@@ -83,14 +90,14 @@ export interface Queues {
  * The connection must be an ioredis client made with `maxRetriesPerRequest: null`
  * (createRedis(url, { forBullmq: true })). It stays the caller's: close() leaves it open.
  */
-export function createQueues(connection: Redis, prefix: string): Queues {
+export function createQueues(connection: Redis, prefix: string, onError: (err: Error) => void = () => undefined): Queues {
   const options = { connection, prefix };
   const retry = new Queue<RetryJobData>(QUEUE_NAMES.retry, { ...options, defaultJobOptions: RETRY_JOB_OPTIONS });
   const terminate = new Queue<TerminateJobData>(QUEUE_NAMES.terminate, { ...options, defaultJobOptions: TERMINATE_JOB_OPTIONS });
   const upkeep = new Queue(QUEUE_NAMES.upkeep, { ...options, defaultJobOptions: UPKEEP_JOB_OPTIONS });
   for (const queue of [retry, terminate, upkeep]) {
-    // Connection errors surface on the calls; an unhandled 'error' event would end the process.
-    queue.on('error', () => undefined);
+    // Connection errors also surface on the calls; an unhandled 'error' event would end the process.
+    queue.on('error', onError);
   }
   return {
     retry,
@@ -139,6 +146,8 @@ export interface DutiesOptions {
   connection: Redis;
   /** QUEUE_PREFIX. */
   prefix: string;
+  /** The queues' 'error' events. */
+  onError?: (err: Error) => void;
 }
 
 export interface QueueDuties extends Duties {
@@ -150,7 +159,7 @@ export interface QueueDuties extends Duties {
  * only after the work is durable; a live job with the same id makes a second call a no-op.
  */
 export function createDuties(options: DutiesOptions): QueueDuties {
-  const queues = createQueues(options.connection, options.prefix);
+  const queues = createQueues(options.connection, options.prefix, options.onError);
   return {
     queues,
     async enqueueRetry(transactionId, delayMs) {

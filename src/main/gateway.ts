@@ -14,6 +14,7 @@ import { operatorRouters } from '../http/operators';
 import { createClosers, runUntilSignal, startWith, type Closers, type Running } from '../lib/lifecycle';
 import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
+import { throttledErrorLog } from '../observability/error-events';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { createBreakerStore } from '../store/breaker';
@@ -78,9 +79,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
 }
 
 async function openGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions, closers: Closers): Promise<RunningGateway> {
-  const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
+  const redis = createRedis(config.REDIS_URL, { name: 'gateway-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
   closers.defer('redis', () => closeRedis(redis));
-  const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
+  const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullRedis));
   const keys = keysFor(config.QUEUE_PREFIX);
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
@@ -101,7 +102,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   closers.defer('wallet client', () => wallet.close());
   breaker.start(wallet);
   closers.defer('wallet breaker', () => breaker.close());
-  const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
+  const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX, onError: throttledErrorLog(logger, 'queue error') });
   closers.defer('queues', () => duties.close());
   const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger, breaker });
   const demoGame = config.DEMO_GAME

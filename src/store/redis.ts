@@ -4,15 +4,15 @@ import Redis from 'ioredis';
  * The store's Redis connection. Commands queue while Redis is away (a restart) instead of failing
  * the request at once; BullMQ needs `maxRetriesPerRequest: null` on its own connections.
  */
-export function createRedis(url: string, options: { forBullmq?: boolean; name?: string } = {}): Redis {
+export function createRedis(url: string, options: { forBullmq?: boolean; name?: string; onError?: (err: Error) => void } = {}): Redis {
   const redis = new Redis(url, {
     maxRetriesPerRequest: options.forBullmq ? null : 3,
     enableAutoPipelining: !options.forBullmq,
     connectionName: options.name,
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
-  // Connection errors surface on commands; an unhandled 'error' event would crash the process.
-  redis.on('error', () => undefined);
+  // Connection errors also surface on commands; an unhandled 'error' event would crash the process.
+  redis.on('error', options.onError ?? (() => undefined));
   return redis;
 }
 
