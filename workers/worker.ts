@@ -5,17 +5,12 @@ import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
-import { walletCallObserver } from '../src/observability/wallet-calls';
 import { keysFor } from '../src/store/keys';
 import { checkEvictionPolicy, closeRedis, createRedis } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
-import { createWalletClient } from '../src/wallet/client';
 import type { WalletClient } from '../src/wallet/protocol';
-import { hmacSigner } from '../src/wallet/signer';
-import { BREAKER_POLICY } from '../src/duties/breaker-policy';
-import { createWalletBreaker } from '../src/duties/wallet-breaker';
-import { createBreakerStore } from '../src/store/breaker';
+import { openGuardedWallet } from '../src/duties/wallet-breaker';
 import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
@@ -89,20 +84,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
   const keys = keysFor(config.QUEUE_PREFIX);
-  const breaker = createWalletBreaker({ store: createBreakerStore(redis, keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics, now });
-  const observe = walletCallObserver(logger, metrics);
-  const wallet =
-    deps.wallet ??
-    createWalletClient({
-      settings: config,
-      signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-      onCall: (event) => {
-        observe(event);
-        breaker.observe(event);
-      },
-    });
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now });
   closers.defer('wallet client', () => wallet.close());
-  breaker.start(wallet);
   closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);
   if (!eviction.ok) {

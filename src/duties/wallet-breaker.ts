@@ -1,7 +1,13 @@
+import type Redis from 'ioredis';
+import type { WalletSettings } from '../config/env';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { BreakerStore, BreakerView } from '../store/breaker';
+import { walletCallObserver } from '../observability/wallet-calls';
+import { createBreakerStore, type BreakerStore, type BreakerView } from '../store/breaker';
+import type { Keys } from '../store/keys';
+import { createWalletClient } from '../wallet/client';
 import type { WalletCallEvent, WalletClient } from '../wallet/protocol';
+import { hmacSigner } from '../wallet/signer';
 import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy, type BreakerState } from './breaker-policy';
 
 /**
@@ -139,3 +145,38 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     },
   };
 }
+
+export interface GuardedWalletDeps {
+  readonly settings: WalletSettings;
+  readonly redis: Redis;
+  readonly keys: Keys;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** A wallet client of the caller's (tests); default the undici client built from the settings. */
+  readonly wallet?: WalletClient;
+  readonly now?: () => number;
+}
+
+/**
+ * The wallet client a process calls through, as the gateway and the worker both wire it: every
+ * call logged and counted, and seen by the process's circuit breaker, which is started on it.
+ * Close the breaker, then the client.
+ */
+export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker } {
+  const { settings, logger, metrics } = deps;
+  const breaker = createWalletBreaker({ store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics, now: deps.now });
+  const observe = walletCallObserver(logger.child({ component: 'wallet' }), metrics);
+  const wallet =
+    deps.wallet ??
+    createWalletClient({
+      settings,
+      signer: hmacSigner(settings.WALLET_SIGNING_SECRET, settings.WALLET_SIGNATURE_ALGO, settings.WALLET_SIGNATURE_ENCODING),
+      onCall: (event) => {
+        observe(event);
+        breaker.observe(event);
+      },
+    });
+  breaker.start(wallet);
+  return { wallet, breaker };
+}
+

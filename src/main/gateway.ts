@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import type Redis from 'ioredis';
 import { loadGatewayConfig, type GatewayConfig } from '../config/env';
-import { BREAKER_POLICY } from '../duties/breaker-policy';
 import { createDuties, type QueueDuties } from '../duties/queues';
-import { createWalletBreaker, type WalletBreaker } from '../duties/wallet-breaker';
+import { openGuardedWallet, type WalletBreaker } from '../duties/wallet-breaker';
 import { createEngine } from '../engine';
 import { createApp } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
@@ -17,15 +16,11 @@ import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
-import { createBreakerStore } from '../store/breaker';
 import { keysFor, type Keys } from '../store/keys';
 import { closeRedis, createRedis } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
 import { createTransactionStore, type TransactionStore } from '../store/transactions';
-import { createWalletClient } from '../wallet/client';
 import type { WalletClient } from '../wallet/protocol';
-import { hmacSigner } from '../wallet/signer';
-import { walletCallObserver } from '../observability/wallet-calls';
 
 /**
  * The gateway process (`npm start`): config → Redis → stores → wallet client → duties → app →
@@ -87,20 +82,8 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
   const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
-  const breaker = createWalletBreaker({ store: createBreakerStore(redis, keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics });
-  const observe = walletCallObserver(logger.child({ component: 'wallet' }), metrics);
-  const wallet =
-    options.wallet ??
-    createWalletClient({
-      settings: config,
-      signer: hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING),
-      onCall: (event) => {
-        observe(event);
-        breaker.observe(event);
-      },
-    });
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: options.wallet });
   closers.defer('wallet client', () => wallet.close());
-  breaker.start(wallet);
   closers.defer('wallet breaker', () => breaker.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX, onError: throttledErrorLog(logger, 'queue error') });
   closers.defer('queues', () => duties.close());

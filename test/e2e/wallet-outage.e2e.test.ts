@@ -5,7 +5,8 @@ import { startGateway, type RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { startWorker, type RunningWorker } from '../../workers/worker';
-import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { deletePrefix, testPrefix } from '../support/prefix';
+import { WIRED, WIRED_WALLET, wiredEnv } from '../support/wired-gateway';
 
 /**
  * A wallet outage of 60 s (every call answered 12 for half of it, never answered for the other
@@ -13,8 +14,7 @@ import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
  * breaker holds the retries back without spending their budget, so every win is credited exactly
  * once after the wallet is back and none ends dead; bets meanwhile are refused at once.
  */
-const KEY = 'outage-engine-key';
-const SECRET = { user: 'gw', password: 'gw-password', signing: 'gw-signing' };
+const KEY = WIRED.engineKey;
 const OUTAGE_MS = 60_000;
 const PLAYERS = 25;
 const ROUNDS = 5;
@@ -26,22 +26,8 @@ let prefix: string;
 
 beforeAll(async () => {
   prefix = testPrefix('outage');
-  sim = await startSimulator({ basicUser: SECRET.user, basicPassword: SECRET.password, signingSecret: SECRET.signing });
-  const env = {
-    REDIS_URL: redisUrl(),
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: sim.url,
-    WALLET_BASIC_USER: SECRET.user,
-    WALLET_BASIC_PASSWORD: SECRET.password,
-    WALLET_SIGNING_SECRET: SECRET.signing,
-    WALLET_TIMEOUT_MS: '1000',
-    PROVIDER_ID: '42',
-    ENGINE_API_KEY: KEY,
-    PORT: '0',
-    RETRY_DELAY_UNIT: 'ms',
-    DEAD_CHECK_INTERVAL_MS: '600000',
-    LOG_LEVEL: 'silent',
-  };
+  sim = await startSimulator({ basicUser: WIRED_WALLET.user, basicPassword: WIRED_WALLET.password, signingSecret: WIRED_WALLET.secret });
+  const env = { ...wiredEnv(prefix, sim.url), WALLET_TIMEOUT_MS: '1000', RETRY_DELAY_UNIT: 'ms', DEAD_CHECK_INTERVAL_MS: '600000', LOG_LEVEL: 'silent' };
   gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'silent', name: 'outage-gateway' }), { host: '127.0.0.1' });
   worker = await startWorker({ config: loadWorkerConfig(env), logger: createLogger({ level: 'silent', name: 'outage-worker' }) });
 });
