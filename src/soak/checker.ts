@@ -20,6 +20,8 @@ export interface LedgerSnapshot {
 /** The gateway's record (GET /engine/v1/transactions/{id}), with the reason of a dead one when known. */
 export interface RecordView {
   readonly state: string;
+  /** Every wallet try, the first included (the contract's record). */
+  readonly attempts?: number;
   readonly compensation: null | { readonly transaction_id: string; readonly state: string };
   readonly reason?: string | null;
 }
