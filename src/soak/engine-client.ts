@@ -159,7 +159,7 @@ export class EngineClient {
         const state = text(raw.body.state) ?? 'unknown';
         const view: RecordView = {
           state,
-          attempts: typeof raw.body.attempts === 'number' ? raw.body.attempts : undefined,
+          attempts: text(raw.body.attempts) === undefined ? undefined : Number(text(raw.body.attempts)),
           compensation: comp ? { transaction_id: text(comp.transaction_id) ?? '', state: text(comp.state) ?? 'unknown' } : null,
         };
         return state === 'dead' || comp?.state === 'dead' ? { ...view, reason: await this.deadReason(base, transactionId, comp) } : view;
