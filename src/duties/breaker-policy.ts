@@ -24,6 +24,12 @@ export interface BreakerPolicy {
   readonly maxProbeMs: number;
   /** Real retries let through while half-open; all must pass to close. */
   readonly trials: number;
+  /**
+   * Half-open: trial slots not reported within this are given out again (their holder died, or had
+   * nothing to send), and a breaker that saw passing health checks and no failed trial for this
+   * long closes (there may be no retry to try with).
+   */
+  readonly trialWindowMs: number;
 }
 
 export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
@@ -31,11 +37,12 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   minFailures: 8,
   minSubjects: 4,
   failureRatio: 0.5,
-  healthFailures: 2,
+  healthFailures: 3,
   healthIntervalMs: 5_000,
   firstProbeMs: 5_000,
   maxProbeMs: 30_000,
   trials: 3,
+  trialWindowMs: 15_000,
 });
 
 export type BreakerState = 'closed' | 'open' | 'half_open';

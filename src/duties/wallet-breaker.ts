@@ -87,7 +87,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     try {
       adopt(await store.read(), false);
       const at = now();
-      const due = view.state === 'open' ? view.probeAt !== null && at >= view.probeAt : view.state === 'closed' && at - lastHealthAt >= policy.healthIntervalMs;
+      const due = view.state === 'open' ? view.probeAt !== null && at >= view.probeAt : at - lastHealthAt >= policy.healthIntervalMs;
       if (!due || !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS))) return;
       lastHealthAt = at;
       const { healthy } = await wallet.healthCheck();

@@ -31,7 +31,16 @@ const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: numbe
   'breaker-1',
   ({ keys, event, now, reason, policy }) => ({
     keys: [keys.breaker()],
-    args: [event, String(now), reason, String(policy.healthFailures), String(policy.trials), String(policy.firstProbeMs), String(policy.maxProbeMs)],
+    args: [
+      event,
+      String(now),
+      reason,
+      String(policy.healthFailures),
+      String(policy.trials),
+      String(policy.firstProbeMs),
+      String(policy.maxProbeMs),
+      String(policy.trialWindowMs),
+    ],
   }),
 );
 

@@ -57,7 +57,20 @@ describe('the shared breaker state', () => {
     expect(await store.report('trial_fail', t0 + 5100)).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
     await redis.del(keysFor(prefix).breaker());
     expect(await store.report('health_fail', t0)).toMatchObject({ state: 'closed' });
-    expect(await store.report('health_fail', t0 + 5000)).toMatchObject({ state: 'open', changed: true });
+    expect(await store.report('health_fail', t0 + 5000)).toMatchObject({ state: 'closed' });
+    expect(await store.report('health_fail', t0 + 10_000)).toMatchObject({ state: 'open', changed: true });
+  });
+
+  it('never stays half-open: leaked trial slots are given out again, and passing health with no retry to try closes it', async () => {
+    const t0 = 3_000_000;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    for (let i = 0; i < 3; i += 1) await store.report('trial', t0 + 5001);
+    // their holders died, or found nothing to send: no report within the trial window
+    expect(await store.report('trial', t0 + 5002)).toMatchObject({ trial: 'wait' });
+    expect(await store.report('trial', t0 + 5001 + BREAKER_POLICY.trialWindowMs)).toMatchObject({ state: 'half_open', trial: 'trial' });
+    // no trial failed for a whole window, and the health check passes: closed
+    expect(await store.report('health_ok', t0 + 5001 + 2 * BREAKER_POLICY.trialWindowMs)).toMatchObject({ state: 'closed', changed: true });
   });
 });
 

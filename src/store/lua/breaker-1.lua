@@ -6,8 +6,12 @@
   - open:        a process's window saw an outage (closed only; ignored otherwise)
   - health_fail: a failed health check; `healthFailures` in a row open a closed breaker, one fails
                  a half-open probe
-  - health_ok:   a passed health check; an open breaker whose probe is due goes half_open
-  - trial:       takes one of the half-open breaker's trial retries ('trial'), or not ('wait')
+  - health_ok:   a passed health check; an open breaker whose probe is due goes half_open; a
+                 half-open one that saw no failed trial for a whole trial window closes (there may
+                 be no retry to try with)
+  - trial:       takes one of the half-open breaker's trial retries ('trial'), or not ('wait');
+                 slots taken longer than a trial window ago are given out again (their holder may
+                 have died, or found nothing to send)
   - trial_ok:    a trial passed; `trials` passed trials close it
   - trial_fail:  a trial failed: open again, the next probe later
 
@@ -21,20 +25,27 @@
     ARGV[5] trials that close it
     ARGV[6] first probe delay (ms)
     ARGV[7] longest probe delay (ms)
+    ARGV[8] trial window (ms)
 
   Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | ''}
 ]]
 local breakerKey = KEYS[1]
 local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
-local firstProbeMs, maxProbeMs = tonumber(ARGV[6]), tonumber(ARGV[7])
+local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
-local trialsTaken, trialsOk = tonumber(b[6] or '0'), tonumber(b[7] or '0')
+local trialsTaken, trialsOk, since = tonumber(b[6] or '0'), tonumber(b[7] or '0'), tonumber(b[8] or '0')
 local changed, trial = 0, ''
+
+local function close()
+  state, changed, openings, probeAt, openedAt = 'closed', 1, 0, '', ''
+  redis.call('DEL', breakerKey)
+  redis.call('HSET', breakerKey, 'state', 'closed', 'since', now)
+end
 
 local function open(why)
   openings = openings + 1
@@ -56,9 +67,15 @@ elseif event == 'health_ok' then
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
     redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'since', now)
+  elseif state == 'half_open' and now - since >= trialWindowMs then
+    close()
   end
 elseif event == 'trial' then
-  if state == 'half_open' and trialsTaken < trials then
+  if state == 'half_open' and trialsTaken >= trials and now - since >= trialWindowMs then
+    -- Slots not reported within a window: give them out again, a new window.
+    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'since', now)
+    trial = 'trial'
+  elseif state == 'half_open' and trialsTaken < trials then
     redis.call('HINCRBY', breakerKey, 'trials', 1)
     trial = 'trial'
   elseif state ~= 'closed' then
@@ -68,11 +85,7 @@ elseif event == 'trial_ok' then
   if state == 'half_open' then
     trialsOk = trialsOk + 1
     redis.call('HSET', breakerKey, 'trial_ok', trialsOk)
-    if trialsOk >= trials then
-      state, changed, openings, probeAt, openedAt = 'closed', 1, 0, '', ''
-      redis.call('DEL', breakerKey)
-      redis.call('HSET', breakerKey, 'state', 'closed', 'since', now)
-    end
+    if trialsOk >= trials then close() end
   end
 elseif event == 'trial_fail' then
   if state == 'half_open' then open('a trial retry failed') end
