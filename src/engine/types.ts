@@ -2,6 +2,7 @@ import type { GatewayConfig } from '../config/env';
 import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
 import type { Logger } from '../observability/logger';
+import type { Durability } from '../store/durability';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionError, TransactionView } from '../store/types';
@@ -26,6 +27,8 @@ export interface EngineDeps {
   readonly sessions: SessionStore;
   readonly transactions: TransactionStore;
   readonly duties: Duties;
+  /** Answers wait until what they promise is durable to the configured level (contract 9). */
+  readonly durability: Durability;
   readonly config: EngineConfig;
   readonly clock: () => number;
   readonly logger: Logger;
@@ -82,6 +85,7 @@ export const errors = {
   roundHasBet: (): EngineError => codedError('ROUND_HAS_BET'),
   betNotFound: (): EngineError => codedError('BET_NOT_FOUND'),
   betAlreadyRefunded: (): EngineError => codedError('BET_ALREADY_REFUNDED'),
+  notDurable: (): EngineError => codedError('NOT_DURABLE'),
 } as const;
 
 /**

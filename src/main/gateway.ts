@@ -14,6 +14,7 @@ import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
+import { durabilityFor } from '../store/durability';
 import { keysFor, type Keys } from '../store/keys';
 import { closeRedis, createRedis } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
@@ -92,7 +93,9 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   closers.defer('wallet client', () => wallet.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX });
   closers.defer('queues', () => duties.close());
-  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger });
+  // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
+  const durability = durabilityFor(config, [redis, bullRedis], keys.durabilityMarker());
+  const engine = createEngine({ wallet, sessions, transactions, duties, durability, config, clock: options.clock ?? Date.now, logger });
   const demoGame = config.DEMO_GAME
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];

@@ -32,6 +32,8 @@ export interface Keys {
   terminateFailedIndex(): string;
   /** ZSET debit id → next `status` check of a debit the wallet said it never applied (contract 5.4). */
   recheckIndex(): string;
+  /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
+  durabilityMarker(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -48,5 +50,6 @@ export function keysFor(prefix: string): Keys {
     endingIndex: () => `${prefix}:ending`,
     terminateFailedIndex: () => `${prefix}:terminate-failed`,
     recheckIndex: () => `${prefix}:recheck`,
+    durabilityMarker: () => `${prefix}:durability-marker`,
   };
 }
