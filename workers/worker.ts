@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
 import { walletCallObserver } from '../src/observability/wallet-calls';
 import { keysFor } from '../src/store/keys';
-import { checkEvictionPolicy, closeRedis, createRedis } from '../src/store/redis';
+import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
 import { createWalletClient } from '../src/wallet/client';
@@ -89,9 +89,10 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     });
   closers.defer('wallet client', () => wallet.close());
 
-  const redis = createRedis(config.REDIS_URL, { name: 'worker-store' });
+  const target = redisTargetOf(config);
+  const redis = createRedis(target, { name: 'worker-store' });
   closers.defer('redis', () => closeRedis(redis));
-  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq' });
+  const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq' });
   closers.defer('queue redis', () => closeRedis(bullmq));
   const eviction = await checkEvictionPolicy(redis);
   if (!eviction.ok) {

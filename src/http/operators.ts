@@ -9,6 +9,7 @@ import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { createQueueMetrics, SCRAPE_TIME_SERIES, type QueueMetricsCollector } from '../observability/queue-metrics';
+import { primaryOf } from '../store/redis';
 import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAdminRouter } from './admin';
@@ -24,6 +25,12 @@ export interface CheckResult {
   readonly detail: string;
 }
 
+/** The node a Sentinel-managed connection is on, and whether it says it is the primary. */
+export interface PrimaryNode {
+  readonly address: string;
+  readonly isPrimary: boolean;
+}
+
 export interface Readiness {
   readonly ready: boolean;
   /** Names of the checks that failed: 'redis', 'wallet'. */
@@ -31,11 +38,15 @@ export interface Readiness {
   readonly checks: { readonly redis: CheckResult; readonly wallet: CheckResult };
   /** When the checks ran (ms since the epoch); cached answers carry the original time. */
   readonly checkedAt: number;
+  /** With Sentinel: the primary the store is connected to (host:port), when Redis answered. */
+  readonly redisPrimary?: string;
 }
 
 export interface ReadinessOptions {
   redis: Pick<Redis, 'ping'>;
   wallet: Pick<WalletClient, 'healthCheck'>;
+  /** With Sentinel: which node the store is on; Redis is ready only while that node is the primary. */
+  primary?: () => Promise<PrimaryNode>;
   /** An answer is reused this long, so a crowd of probes cannot hammer the wallet. Default 1500. */
   cacheMs?: number;
   /** Redis must answer PING within this. Default 1000. */
@@ -66,6 +77,16 @@ async function checkWallet(wallet: Pick<WalletClient, 'healthCheck'>): Promise<C
   }
 }
 
+async function askPrimary(primary: (() => Promise<PrimaryNode>) | undefined, timeoutMs: number): Promise<PrimaryNode | undefined> {
+  if (primary === undefined) return undefined;
+  try {
+    return await withDeadline(primary(), timeoutMs, 'ROLE');
+  } catch {
+    // PING fails too then, and says so.
+    return undefined;
+  }
+}
+
 export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe {
   const cacheMs = options.cacheMs ?? 1500;
   const redisTimeoutMs = options.redisTimeoutMs ?? 1000;
@@ -75,9 +96,11 @@ export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe 
   let running: Promise<Readiness> | undefined;
 
   async function run(): Promise<Readiness> {
-    const [redis, wallet] = await Promise.all([pingRedis(options.redis, redisTimeoutMs), checkWallet(options.wallet)]);
+    const [pinged, wallet, primary] = await Promise.all([pingRedis(options.redis, redisTimeoutMs), checkWallet(options.wallet), askPrimary(options.primary, redisTimeoutMs)]);
+    const redis = pinged.ok && primary !== undefined && !primary.isPrimary ? { ok: false, detail: `${primary.address} is not the primary` } : pinged;
     const failed = [...(redis.ok ? [] : ['redis' as const]), ...(wallet.ok ? [] : ['wallet' as const])];
-    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock() };
+    const redisPrimary = redis.ok && primary !== undefined ? { redisPrimary: primary.address } : {};
+    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock(), ...redisPrimary };
   }
 
   return {
@@ -122,6 +145,8 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
         status: result.ready ? 'ready' : 'unready',
         failed: result.failed,
         checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
+        // Sentinel: which node serves as the primary now (operators follow failovers by it).
+        ...(result.redisPrimary === undefined ? {} : { redis_primary: result.redisPrimary }),
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });
@@ -136,7 +161,7 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 }
 
 export interface OperatorWiring {
-  config: Pick<GatewayConfig, 'ADMIN_USER' | 'ADMIN_PASSWORD'>;
+  config: Pick<GatewayConfig, 'ADMIN_USER' | 'ADMIN_PASSWORD' | 'REDIS_SENTINELS'>;
   logger: Logger;
   metrics: Metrics;
   /** The store's connection (PING for /readyz). */
@@ -160,7 +185,11 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
     createOperatorRouter({
-      readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet }),
+      readiness: createReadinessProbe({
+        redis: w.redis,
+        wallet: w.wallet,
+        primary: config.REDIS_SENTINELS === undefined ? undefined : () => primaryOf(w.redis),
+      }),
       metrics,
       queueMetrics,
       // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.

@@ -16,7 +16,7 @@ import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { durabilityFor } from '../store/durability';
 import { keysFor, type Keys } from '../store/keys';
-import { closeRedis, createRedis } from '../store/redis';
+import { closeRedis, createRedis, redisTargetOf } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
 import { createTransactionStore, type TransactionStore } from '../store/transactions';
 import { createWalletClient } from '../wallet/client';
@@ -75,9 +75,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
 }
 
 async function openGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions, closers: Closers): Promise<RunningGateway> {
-  const redis = createRedis(config.REDIS_URL, { name: 'gateway-store' });
+  const target = redisTargetOf(config);
+  const redis = createRedis(target, { name: 'gateway-store' });
   closers.defer('redis', () => closeRedis(redis));
-  const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues' });
+  const bullRedis = createRedis(target, { forBullmq: true, name: 'gateway-queues' });
   closers.defer('queue redis', () => closeRedis(bullRedis));
   const keys = keysFor(config.QUEUE_PREFIX);
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
