@@ -51,9 +51,10 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
         sessionsCheckAt: now + OTHER_SESSIONS_RECHECK_MS,
       });
       if (ended.kind === 'not_found') return failed(errors.sessionNotFound());
-      // The ended session (and a terminate job behind a 202) must survive a failover (contract 9).
+      // The ended session (and a terminate job behind a 202) must survive a failover (contract 9). A
+      // repeated end may rest on another process's writes and write nothing itself: confirmRead.
       const answer = async (state: 'succeeded' | 'pending', balance: string): Promise<Answer> =>
-        (await durability.confirm()) ? { state, transactionId: null, balance, currency: session.currency } : failed(errors.notDurable());
+        (await durability.confirmRead()) ? { state, transactionId: null, balance, currency: session.currency } : failed(errors.notDurable());
       if (ended.kind === 'ended') return answer('succeeded', ended.balance);
       if (ended.kind === 'waiting') return answer('pending', ended.balance);
       if (ended.kind === 'pending') {

@@ -6,7 +6,7 @@ import { engine, launch, startHarness, uniqueId, type Harness } from '../support
  * Contract 9 on a private primary with one replica: with REDIS_MIN_REPLICAS=1 an answer leaves only
  * once the replica acknowledged its writes; with the replica down the engine gets 503 NOT_DURABLE,
  * and the same request repeated once the replica is back gets the stored answer (one wallet call).
- * With REDIS_MIN_REPLICAS=0 (the default) no WAIT is sent at all.
+ * The same for `end`. With REDIS_MIN_REPLICAS=0 (the default) no WAIT is sent at all.
  */
 jest.setTimeout(60_000);
 
@@ -64,6 +64,15 @@ it('answers once a replica acknowledged; NOT_DURABLE without one; the repeat get
   const again = await engine(h, `/sessions/${sessionId}/win`, win);
   expect({ status: again.status, state: (again.body as { state: string }).state }).toEqual({ status: 200, state: 'succeeded' });
   expect(h.sim.calls().filter((c) => c.operation === 'credit')).toHaveLength(1);
+
+  // `end` likewise: the ended session is promised only once a replica has it.
+  await replica.kill();
+  const ending = await engine(h, `/sessions/${sessionId}/end`, {});
+  expect({ status: ending.status, code: (ending.body as { error?: { code: string } }).error?.code }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  await replica.start();
+  await primary.waitForReplicas(1);
+  const ended = await engine(h, `/sessions/${sessionId}/end`, {});
+  expect(ended.status).toBe(200);
 });
 
 it('sends no WAIT with REDIS_MIN_REPLICAS=0', async () => {
