@@ -6,7 +6,7 @@ import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
 import { keysFor } from '../src/store/keys';
-import { checkEvictionPolicy, closeRedis, createRedis } from '../src/store/redis';
+import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
 import type { WalletClient } from '../src/wallet/protocol';
@@ -79,9 +79,10 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
-  const redis = createRedis(config.REDIS_URL, { name: 'worker-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
+  const target = redisTargetOf(config);
+  const redis = createRedis(target, { name: 'worker-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
   closers.defer('redis', () => closeRedis(redis));
-  const bullmq = createRedis(config.REDIS_URL, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
+  const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
   const keys = keysFor(config.QUEUE_PREFIX);
   const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now });

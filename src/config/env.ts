@@ -35,8 +35,20 @@ const redisUrl = z.string().regex(/^rediss?:\/\//, 'must start with redis:// or 
 /** Key prefix; letters, digits, `-`, `_`, `.`, `{`, `}` so it can be a Redis Cluster hash tag like `{wgw}`. */
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.{}-]+$/, 'letters, digits, - _ . { } only');
 
+/** `host:port,host:port` → [{ host, port }] (Sentinel addresses). */
+const hostPorts = z
+  .string()
+  .regex(/^[^\s,:]+:[0-9]{1,5}(,[^\s,:]+:[0-9]{1,5})*$/, 'must look like host:port,host:port')
+  .transform((s) => Object.freeze(s.split(',').map((pair) => Object.freeze({ host: pair.slice(0, pair.lastIndexOf(':')), port: Number(pair.slice(pair.lastIndexOf(':') + 1)) }))));
+
 const shared = {
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  /** A Sentinel-managed primary instead of REDIS_URL (contract 9): the sentinels and the primary's name there. */
+  REDIS_SENTINELS: hostPorts.optional(),
+  REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, - _ . only').optional(),
+  /** Replicas that must acknowledge (WAIT) an answer's writes before the engine gets it; 0 = none asked. */
+  REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  REDIS_WAIT_MS: positiveInt.default(500),
   QUEUE_PREFIX: queuePrefix.default('wgw'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
@@ -175,8 +187,21 @@ function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
   return result.data;
 }
 
+/** Rules between the Redis variables (each one alone is checked by the schema). */
+function checkRedisTopology(parsed: { REDIS_SENTINELS?: unknown; REDIS_SENTINEL_NAME?: unknown }, env: Env): void {
+  if ((parsed.REDIS_SENTINELS === undefined) !== (parsed.REDIS_SENTINEL_NAME === undefined)) {
+    throw new ConfigError('invalid configuration:\n  REDIS_SENTINELS, REDIS_SENTINEL_NAME: set both or neither');
+  }
+  // Contract 9 names a Redis Cluster topology; this build does not run on one yet, and must not
+  // quietly run on REDIS_URL instead.
+  if (clean(env).REDIS_CLUSTER_NODES !== undefined) {
+    throw new ConfigError('invalid configuration:\n  REDIS_CLUSTER_NODES: Redis Cluster is not supported by this version (use REDIS_URL or REDIS_SENTINELS)');
+  }
+}
+
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   const parsed = parseWith(gatewaySchema, env);
+  checkRedisTopology(parsed, env);
   if ((parsed.ADMIN_USER === undefined) !== (parsed.ADMIN_PASSWORD === undefined)) {
     throw new ConfigError('invalid configuration:\n  ADMIN_USER, ADMIN_PASSWORD: set both or neither');
   }
@@ -185,6 +210,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
 
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const parsed = parseWith(workerSchema, env);
+  checkRedisTopology(parsed, env);
   return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 

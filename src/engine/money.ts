@@ -4,7 +4,7 @@ import { afterInlineAttempt } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
-import type { NewTransaction, TransactionKind } from '../store/types';
+import type { NewTransaction, TransactionKind, TransactionRecord } from '../store/types';
 import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
@@ -67,8 +67,23 @@ export interface MoneyCalls {
 }
 
 export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
-  const { wallet, sessions, transactions, duties, config, clock, logger, breaker } = deps;
+  const { wallet, sessions, transactions, duties, durability, config, clock, logger, breaker } = deps;
   const multiBet = new Set(config.MULTI_BET_GAMES);
+
+  /** The answer once the writes it relies on are durable (contract 9); else 503 NOT_DURABLE, safe to repeat. */
+  async function whenDurable(answer: Answer): Promise<Answer> {
+    return (await durability.confirm()) ? answer : failed(errors.notDurable());
+  }
+
+  /**
+   * A stored answer: what it promises (a 200, a 202, a refusal with its compensation queued) may
+   * have been written by another process, so the WAIT must cover what was read.
+   */
+  async function storedDurable(record: TransactionRecord, balance: string): Promise<Answer> {
+    const answer = storedAnswer(record, balance);
+    if (answer.state === 'failed' && record.compensationId === null) return answer;
+    return (await durability.confirmRead()) ? answer : failed(errors.notDurable());
+  }
 
   async function run(sessionId: string, p: Parsed, context: RequestContext): Promise<Answer> {
     // The session's fixed fields only (usually from memory): whether it is still there and open,
@@ -126,12 +141,12 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
       sessionTtlSeconds: sessions.ttlSeconds,
     });
-    if (claim.kind === 'duplicate') return storedAnswer(claim.record, claim.sessionBalance ?? claim.record.balance ?? '0');
+    if (claim.kind === 'duplicate') return storedDurable(claim.record, claim.sessionBalance ?? claim.record.balance ?? '0');
     if (claim.kind === 'deferred') {
       // It closes a round whose earlier credits/rollbacks still retry: a worker sends it once they
       // settled (sent now, it would close the round under them). Durably queued, then 202.
       await duties.enqueueRetry(p.transactionId, 0);
-      return { state: 'pending', transactionId: p.transactionId, balance: claim.sessionBalance, currency: session.currency };
+      return whenDurable({ state: 'pending', transactionId: p.transactionId, balance: claim.sessionBalance, currency: session.currency });
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
@@ -152,14 +167,15 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       case 'settle': {
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         const { state, balance, error } = next.update;
-        if (state === 'succeeded') return { state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency };
+        if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency });
+        // A refusal with nothing queued behind it: lost, a repeat is claimed and refused afresh.
         return failed(error ?? UNRECORDED_REFUSAL);
       }
       case 'retry':
         // Settle first so the record says pending with its attempt; then the job, durably; then 202.
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         await duties.enqueueRetry(p.transactionId, next.delayMs);
-        return pending;
+        return whenDurable(pending);
       case 'compensate': {
         const started = await transactions.beginCompensation({
           debit: record,
@@ -171,7 +187,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
         if (started.kind === 'not_pending') return reread(record, lastBalance);
         await duties.enqueueRetry(started.compensationId, 0);
         logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
-        return failed(next.error);
+        return whenDurable(failed(next.error));
       }
     }
   }
@@ -179,7 +195,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   /** Someone else (the sweeper) moved the record while this attempt ran: answer what it says now. */
   async function reread(record: NewTransaction, balance: string): Promise<Answer> {
     const current = await transactions.get(record.transactionId);
-    return current === undefined ? failed(errors.transactionNotFound()) : storedAnswer(current, balance);
+    return current === undefined ? failed(errors.transactionNotFound()) : storedDurable(current, balance);
   }
 
   /**
@@ -192,7 +208,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const digits = currencyDigits(config, existing.currency);
     if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());
     if (existing.bodyHash !== bodyHash(sessionId, p, toMinor(p.amount, digits).toString())) return failed(errors.conflict());
-    return storedAnswer(existing, existing.balance ?? '0');
+    return storedDurable(existing, existing.balance ?? '0');
   }
 
   return {

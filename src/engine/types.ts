@@ -3,6 +3,7 @@ import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
 import type { WalletBreaker } from '../duties/wallet-breaker';
 import type { Logger } from '../observability/logger';
+import type { Durability } from '../store/durability';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionError, TransactionView } from '../store/types';
@@ -27,6 +28,8 @@ export interface EngineDeps {
   readonly sessions: SessionStore;
   readonly transactions: TransactionStore;
   readonly duties: Duties;
+  /** Answers wait until what they promise is durable to the configured level (contract 9). */
+  readonly durability: Durability;
   readonly config: EngineConfig;
   readonly clock: () => number;
   readonly logger: Logger;
@@ -87,6 +90,7 @@ export const errors = {
   betAlreadyRefunded: (): EngineError => codedError('BET_ALREADY_REFUNDED'),
   /** Refused without a wallet call: the wallet circuit breaker is open (nothing was taken). */
   walletDown: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet is unavailable (circuit breaker open); nothing was sent, repeat later' }),
+  notDurable: (): EngineError => codedError('NOT_DURABLE'),
 } as const;
 
 /**

@@ -11,6 +11,7 @@ import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { createQueueMetrics, SCRAPE_TIME_SERIES, type QueueMetricsCollector } from '../observability/queue-metrics';
+import { primaryOf } from '../store/redis';
 import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
@@ -32,6 +33,12 @@ export interface CheckResult {
   readonly label?: string;
 }
 
+/** The node a Sentinel-managed connection is on, and whether it says it is the primary. */
+export interface PrimaryNode {
+  readonly address: string;
+  readonly isPrimary: boolean;
+}
+
 export interface Readiness {
   readonly ready: boolean;
   /** Names of the checks that failed: 'redis', 'wallet'. */
@@ -39,6 +46,8 @@ export interface Readiness {
   readonly checks: { readonly redis: CheckResult; readonly wallet: CheckResult };
   /** When the checks ran (ms since the epoch); cached answers carry the original time. */
   readonly checkedAt: number;
+  /** With Sentinel: the primary the store is connected to (host:port), when Redis answered. */
+  readonly redisPrimary?: string;
 }
 
 export interface ReadinessOptions {
@@ -46,6 +55,8 @@ export interface ReadinessOptions {
   wallet: Pick<WalletClient, 'healthCheck'>;
   /** The wallet circuit breaker's state: while not closed the wallet counts as down, named by the state. */
   breaker?: () => BreakerState;
+  /** With Sentinel: which node the store is on; Redis is ready only while that node is the primary. */
+  primary?: () => Promise<PrimaryNode>;
   /** An answer is reused this long, so a crowd of probes cannot hammer the wallet. Default 1500. */
   cacheMs?: number;
   /** Redis must answer PING within this. Default 1000. */
@@ -76,6 +87,16 @@ async function checkWallet(wallet: Pick<WalletClient, 'healthCheck'>): Promise<C
   }
 }
 
+async function askPrimary(primary: (() => Promise<PrimaryNode>) | undefined, timeoutMs: number): Promise<PrimaryNode | undefined> {
+  if (primary === undefined) return undefined;
+  try {
+    return await withDeadline(primary(), timeoutMs, 'ROLE');
+  } catch {
+    // PING fails too then, and says so.
+    return undefined;
+  }
+}
+
 export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe {
   const cacheMs = options.cacheMs ?? 1500;
   const redisTimeoutMs = options.redisTimeoutMs ?? 1000;
@@ -86,12 +107,15 @@ export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe 
 
   async function run(): Promise<Readiness> {
     const breaker = options.breaker?.() ?? 'closed';
-    const [redis, wallet] = await Promise.all([
+    const [pinged, wallet, primary] = await Promise.all([
       pingRedis(options.redis, redisTimeoutMs),
       breaker === 'closed' ? checkWallet(options.wallet) : Promise.resolve({ ok: false, detail: `circuit breaker ${breaker}`, label: breaker }),
+      askPrimary(options.primary, redisTimeoutMs),
     ]);
+    const redis = pinged.ok && primary !== undefined && !primary.isPrimary ? { ok: false, detail: `${primary.address} is not the primary` } : pinged;
     const failed = [...(redis.ok ? [] : ['redis' as const]), ...(wallet.ok ? [] : ['wallet' as const])];
-    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock() };
+    const redisPrimary = redis.ok && primary !== undefined ? { redisPrimary: primary.address } : {};
+    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock(), ...redisPrimary };
   }
 
   return {
@@ -136,6 +160,8 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
         status: result.ready ? 'ready' : 'unready',
         failed: result.failed,
         checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
+        // Sentinel: which node serves as the primary now (operators follow failovers by it).
+        ...(result.redisPrimary === undefined ? {} : { redis_primary: result.redisPrimary }),
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });
@@ -160,6 +186,7 @@ export interface OperatorWiring {
     | 'BIG_WIN_AMOUNT'
     | 'BIG_WIN_MULTIPLIER'
     | 'EXPORT_STATUS_PER_SECOND'
+    | 'REDIS_SENTINELS'
   >;
   logger: Logger;
   metrics: Metrics;
@@ -212,7 +239,12 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
     createOperatorRouter({
-      readiness: createReadinessProbe({ redis: w.redis, wallet: w.wallet, breaker: () => w.breaker.state() }),
+      readiness: createReadinessProbe({
+        redis: w.redis,
+        wallet: w.wallet,
+        breaker: () => w.breaker.state(),
+        primary: config.REDIS_SENTINELS === undefined ? undefined : () => primaryOf(w.redis),
+      }),
       metrics,
       queueMetrics,
       // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: { status: 500, message: 'internal error; the request may be repeated with the same body' },
   DEMO_FAULT_FAILED: { status: 502, message: 'the simulator fault API did not work' },
   WALLET_UNAVAILABLE: { status: 503, message: 'wallet outcome unknown' },
+  NOT_DURABLE: { status: 503, message: 'Redis replicas did not acknowledge the outcome in time; safe to repeat with the same body' },
 } as const satisfies Record<string, { readonly status: number; readonly message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

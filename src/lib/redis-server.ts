@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { redisAnswers } from '../store/redis';
 import { Child, baseEnv } from './child';
 import { freePort } from './free-port';
@@ -21,6 +22,8 @@ export interface RedisServerOptions {
   readonly aof?: 'always' | 'everysec' | 'off';
   /** Where its log goes; default redis.log in the data directory. */
   readonly logFile?: string;
+  /** Starts as a replica of this primary (Sentinel may later promote it or point it elsewhere). */
+  readonly replicaOf?: { readonly host: string; readonly port: number };
 }
 
 /** How long a start may take: with a large AOF, PING answers LOADING while it is replayed. */
@@ -29,6 +32,7 @@ const STOP_GRACE_MS = 10_000;
 
 export class RedisServer {
   readonly url: string;
+  readonly port: number;
   readonly dir: string;
   private readonly child: Child;
   private readonly ownDir: boolean;
@@ -40,7 +44,9 @@ export class RedisServer {
     const aof = options.aof ?? 'off';
     const persistence = aof === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', aof];
     // The production settings (docs/operators.md): no RDB snapshots, noeviction.
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--maxmemory-policy', 'noeviction', ...persistence];
+    const replica = options.replicaOf === undefined ? [] : ['--replicaof', options.replicaOf.host, String(options.replicaOf.port)];
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--maxmemory-policy', 'noeviction', ...persistence, ...replica];
+    this.port = port;
     this.url = `redis://127.0.0.1:${port}`;
     this.child = new Child({
       name: 'redis-server',
@@ -78,6 +84,17 @@ export class RedisServer {
       alive: () => this.child.isRunning(),
       context: () => `${this.url}, log ${this.child.options.logFile ?? ''}:\n${this.child.output(2000)}`,
     });
+  }
+
+  /** Resolves once `count` replicas are attached and in sync (INFO replication says `state=online`). */
+  async waitForReplicas(count: number, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    try {
+      await waitFor(`${count} replicas online at ${this.url}`, async () => (await client.info('replication')).split('state=online').length - 1 >= count, timeoutMs, { intervalMs: 50 });
+    } finally {
+      client.disconnect();
+    }
   }
 
   /** SIGKILL, no warning: the fault. */

@@ -20,6 +20,8 @@ const DEFAULTS: Sizes = {
   walletTimeoutMs: 1500,
   settleTimeoutMs: 120_000,
   keepLogs: false,
+  topology: 'single',
+  minReplicas: 1,
   logLevel: 'info',
 };
 

@@ -16,8 +16,9 @@ import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
+import { durabilityFor } from '../store/durability';
 import { keysFor, type Keys } from '../store/keys';
-import { closeRedis, createRedis } from '../store/redis';
+import { closeRedis, createRedis, redisTargetOf } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
 import { createTransactionStore, type TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
@@ -74,9 +75,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
 }
 
 async function openGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions, closers: Closers): Promise<RunningGateway> {
-  const redis = createRedis(config.REDIS_URL, { name: 'gateway-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
+  const target = redisTargetOf(config);
+  const redis = createRedis(target, { name: 'gateway-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
   closers.defer('redis', () => closeRedis(redis));
-  const bullRedis = createRedis(config.REDIS_URL, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
+  const bullRedis = createRedis(target, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullRedis));
   const keys = keysFor(config.QUEUE_PREFIX);
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
@@ -87,7 +89,9 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   closers.defer('wallet breaker', () => breaker.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX, onError: throttledErrorLog(logger, 'queue error') });
   closers.defer('queues', () => duties.close());
-  const engine = createEngine({ wallet, sessions, transactions, duties, config, clock: options.clock ?? Date.now, logger, breaker });
+  // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
+  const durability = durabilityFor(config, [redis, bullRedis], keys.durabilityMarker());
+  const engine = createEngine({ wallet, sessions, transactions, duties, durability, config, clock: options.clock ?? Date.now, logger, breaker });
   const demoGame = config.DEMO_GAME
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];

@@ -21,6 +21,8 @@ const DEFAULTS: Sizes = {
   walletTimeoutMs: 1500,
   settleTimeoutMs: 180_000,
   keepLogs: false,
+  topology: 'single',
+  minReplicas: 1,
   logLevel: 'warn',
 };
 

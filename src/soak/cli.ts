@@ -22,9 +22,13 @@ export type Sizes = Pick<
   | 'keepLogs'
   | 'logLevel'
   | 'outageSeconds'
+  | 'topology'
+  | 'minReplicas'
 >;
 
-const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>, string> = {
+const TOPOLOGIES: readonly RunOptions['topology'][] = ['single', 'sentinel'];
+
+const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' | 'topology'>, string> = {
   seed: 'seed',
   players: 'players',
   rounds: 'rounds',
@@ -37,6 +41,7 @@ const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate'>,
   walletTimeoutMs: 'wallet-timeout-ms',
   settleTimeoutMs: 'settle-timeout-ms',
   outageSeconds: 'outage',
+  minReplicas: 'min-replicas',
 };
 
 export class UsageError extends Error {
@@ -50,6 +55,9 @@ export function usage(command: string, defaults: Sizes): string {
     ...lines,
     `  --chaos-rate R   share of wallet money calls chaos hits, 0..1 (default ${defaults.chaosRate})`,
     `  --log-level L    gateway/worker log level (default ${defaults.logLevel})`,
+    `  --topology T     single (one Redis; --redis-restarts kill and restart it) or sentinel (a primary, 2 replicas,`,
+    `                   3 sentinels; --redis-restarts kill the primary, a replica is promoted; REDIS_MIN_REPLICAS is`,
+    `                   --min-replicas) (default ${defaults.topology})`,
     '  --keep-logs      keep the process logs even after a clean run',
   ].join('\n');
 }
@@ -67,7 +75,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
+      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, topology: { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
       strict: true,
     });
   } catch (err) {
@@ -78,7 +86,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   const sizes: { -readonly [K in keyof Sizes]: Sizes[K] } = { ...defaults };
   for (const [key, flag] of Object.entries(FLAGS) as [keyof typeof FLAGS, string][]) {
     const given = v[flag];
-    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' || key === 'outageSeconds' ? 0 : 1);
+    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' || key === 'outageSeconds' || key === 'minReplicas' ? 0 : 1);
   }
   const rate = v['chaos-rate'];
   if (typeof rate === 'string') {
@@ -87,6 +95,12 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
     sizes.chaosRate = r;
   }
   if (typeof v['log-level'] === 'string') sizes.logLevel = v['log-level'];
+  const topology = v.topology;
+  if (typeof topology === 'string') {
+    const known = TOPOLOGIES.find((t) => t === topology);
+    if (known === undefined) throw new UsageError(`--topology: expected ${TOPOLOGIES.join(' or ')}, got ${JSON.stringify(topology)}`);
+    sizes.topology = known;
+  }
   if (v['keep-logs'] === true) sizes.keepLogs = true;
   if (sizes.seed > 0xffffffff) throw new UsageError('--seed: at most 4294967295');
   return sizes;

@@ -244,7 +244,7 @@ export class FaultScheduler {
 
   private async restartRedis(redis: Killable): Promise<void> {
     const downMs = 300 + Math.floor(this.rng() * 1200);
-    this.options.log(`fault: SIGKILL redis, restart on the same AOF in ${downMs} ms`);
+    this.options.log(`fault: SIGKILL ${redis.name}, start it again in ${downMs} ms`);
     await redis.kill();
     await new Promise((r) => setTimeout(r, downMs));
     await redis.restart();

@@ -21,6 +21,8 @@ export interface ReportInput {
   readonly reconciliation: Reconciliation;
   readonly perPlayer: boolean;
   readonly settledInMs: number;
+  /** Sentinel runs: `killed → promoted` for every primary kill. */
+  readonly failovers?: readonly string[];
 }
 
 /** The new faults as the wallet met them (from its call log), and what the run arranged for the `end` interleavings. */
@@ -83,6 +85,7 @@ export function renderReport(r: ReportInput): string[] {
     const kills = Object.values(r.scheduler.kills).reduce((a, b) => a + b, 0);
     lines.push(`kills: ${kills} (${kv(r.scheduler.kills)}), restarts: ${kills + r.scheduler.redisRestarts}, redis restarts: ${r.scheduler.redisRestarts}`);
   }
+  if (r.failovers !== undefined && r.failovers.length > 0) lines.push(`primary kills: ${r.failovers.length} (failovers ${r.failovers.join(', ')})`);
   lines.push(`records: ${rec.records.total} (${kv(rec.records.byState)}), compensations ${rec.records.compensations}, dead ${rec.records.dead.length}; settled in ${r.settledInMs} ms`);
   for (const d of rec.records.dead) lines.push(`  dead ${d.transactionId}: ${d.reason}`);
 

@@ -10,6 +10,7 @@ import { FaultScheduler, type Killable } from './faults';
 import { isAccepted, type EngineHistory } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
+import { SentinelTopology } from '../lib/redis-sentinel';
 import { RedisServer } from '../lib/redis-server';
 import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
@@ -32,6 +33,14 @@ export interface RunOptions {
   readonly chaosRate: number;
   /** Redis with AOF, fsync always. */
   readonly aof: boolean;
+  /**
+   * `single`: one redis-server, `redisRestarts` SIGKILL it and start it on the same AOF. `sentinel`:
+   * a primary, 2 replicas and 3 sentinels; `redisRestarts` SIGKILL whichever node is the primary
+   * (a replica is promoted), then start it again as a replica.
+   */
+  readonly topology: 'single' | 'sentinel';
+  /** REDIS_MIN_REPLICAS of the gateways with `sentinel` (contract 9). */
+  readonly minReplicas: number;
   readonly kills: number;
   readonly redisRestarts: number;
   /** 0 = chaos only. */
@@ -80,7 +89,7 @@ function isFinal(view: RecordView | null | undefined): boolean {
 /** Everything started here, so one call stops it all (a dying parent takes the children with it: lib/child). */
 class Cluster {
   readonly processes: Child[] = [];
-  redis: RedisServer | undefined;
+  redis: RedisServer | SentinelTopology | undefined;
   sim: RunningSimulator | undefined;
 
   async stop(): Promise<void> {
@@ -88,6 +97,41 @@ class Cluster {
     await this.redis?.stop(2000);
     await this.sim?.close();
   }
+}
+
+/** The Redis of a run: what the gateways and workers are told, and the fault the scheduler may inject. */
+interface RunRedis {
+  readonly env: Readonly<Record<string, string>>;
+  readonly fault: Killable;
+  readonly description: string;
+  /** `killed → promoted` per primary kill (sentinel). */
+  readonly failovers: string[];
+}
+
+async function startRedis(o: RunOptions, runDir: string, cluster: Cluster): Promise<RunRedis> {
+  const aof = o.aof ? 'always' : 'off';
+  if (o.topology === 'single') {
+    const redis = await RedisServer.start({ aof, dir: join(runDir, 'redis'), logFile: join(runDir, 'redis.log') });
+    cluster.redis = redis;
+    return { env: { REDIS_URL: redis.url }, fault: { name: 'redis', kill: () => redis.kill(), restart: () => redis.start() }, description: 'one redis-server', failovers: [] };
+  }
+  const topology = await SentinelTopology.start({ replicas: 2, sentinels: 3, aof, dir: join(runDir, 'redis') });
+  cluster.redis = topology;
+  const failovers: string[] = [];
+  return {
+    env: { REDIS_SENTINELS: topology.sentinelAddresses, REDIS_SENTINEL_NAME: topology.name, REDIS_MIN_REPLICAS: String(o.minReplicas) },
+    fault: {
+      name: 'redis primary',
+      kill: async () => {
+        const { killed, promoted } = await topology.killPrimary();
+        failovers.push(`${killed} → ${promoted}`);
+        o.err.write(`\nfailover: ${killed} killed, ${promoted} promoted\n`);
+      },
+      restart: () => topology.restart(),
+    },
+    description: `sentinel (primary + 2 replicas, 3 sentinels), REDIS_MIN_REPLICAS ${o.minReplicas}`,
+    failovers,
+  };
 }
 
 /** A gateway or worker: TypeScript entry run by node with the tsx loader, its output in the run directory. */
@@ -106,8 +150,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
   const cluster = new Cluster();
   let clean = false;
   try {
-    const redis = await RedisServer.start({ aof: o.aof ? 'always' : 'off', dir: join(runDir, 'redis'), logFile: join(runDir, 'redis.log') });
-    cluster.redis = redis;
+    const redis = await startRedis(o, runDir, cluster);
     const sim = await startSimulator({
       basicUser: CREDENTIALS.WALLET_BASIC_USER,
       basicPassword: CREDENTIALS.WALLET_BASIC_PASSWORD,
@@ -120,7 +163,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       // PATH, HOME and the like; nothing else of the caller's environment leaks into the children.
       ...baseEnv(),
       ...CREDENTIALS,
-      REDIS_URL: redis.url,
+      ...redis.env,
       QUEUE_PREFIX: `wgw-run-${o.seed}-${randomBytes(3).toString('hex')}`,
       WALLET_BASE_URL: sim.url,
       PROVIDER_ID: '18446744073709551615',
@@ -207,7 +250,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
           kills: o.kills,
           redisRestarts: o.redisRestarts,
           processes: killables,
-          redis: o.redisRestarts > 0 ? { name: 'redis', kill: () => redis.kill(), restart: () => redis.start() } : undefined,
+          redis: o.redisRestarts > 0 ? redis.fault : undefined,
           outageSeconds: o.outageSeconds,
           progress: () => progress.fraction,
           log: (line) => o.err.write(`\n${line}\n`),
@@ -267,6 +310,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         kills: o.kills,
         'redis restarts': o.redisRestarts,
         'redis aof': o.aof ? 'always' : 'off',
+        topology: redis.description,
         'wallet timeout ms': o.walletTimeoutMs,
         'dead-check interval ms': DEAD_CHECK_INTERVAL_MS,
         'dead-check window ms': deadCheckWindowMs(o.settleTimeoutMs),
@@ -280,6 +324,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       reconciliation,
       perPlayer: o.perPlayer,
       settledInMs,
+      failovers: redis.failovers,
     });
     const outage = scheduler?.outage;
     if (outage?.endedAt !== undefined) {

@@ -49,6 +49,8 @@ export interface Keys {
   playerRecent(playerId: string, siteId: string): string;
   /** STREAM of the operators' actions (capped): the audit trail. */
   audit(): string;
+  /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
+  durabilityMarker(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -72,5 +74,6 @@ export function keysFor(prefix: string): Keys {
     timeIndex: () => `${prefix}:tx-time`,
     playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,
     audit: () => `${prefix}:audit`,
+    durabilityMarker: () => `${prefix}:durability-marker`,
   };
 }

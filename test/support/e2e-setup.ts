@@ -1,9 +1,10 @@
 import globalSetup from './global-setup';
-import { ensureChromium, ensureRedisServer } from './system-packages';
+import { ensureChromium, ensureRedisSentinel, ensureRedisServer } from './system-packages';
 
-/** The e2e project: a Redis that answers (as for int), plus Chromium and redis-server installed when missing. */
+/** The e2e project: a Redis that answers (as for int), plus Chromium, redis-server and redis-sentinel installed when missing. */
 export default async function e2eSetup(): Promise<void> {
   ensureRedisServer();
+  ensureRedisSentinel();
   ensureChromium();
   await globalSetup();
 }

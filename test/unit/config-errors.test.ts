@@ -42,3 +42,26 @@ describe('configuration errors', () => {
     for (const name of ['WALLET_BASE_URL', 'WALLET_BASIC_PASSWORD', 'ENGINE_API_KEY']) expect(missing).toMatch(new RegExp(`${name}: .*\\(missing\\)`));
   });
 });
+
+describe('Redis topology variables (contract 9)', () => {
+  it('defaults to one Redis at REDIS_URL with no replicas waited for', () => {
+    const config = loadGatewayConfig(valid);
+    expect({ min: config.REDIS_MIN_REPLICAS, wait: config.REDIS_WAIT_MS, sentinels: config.REDIS_SENTINELS }).toEqual({ min: 0, wait: 500, sentinels: undefined });
+  });
+
+  it('reads the sentinels as host:port pairs', () => {
+    const config = loadWorkerConfig({ ...valid, REDIS_SENTINELS: '10.0.0.1:26379,sentinel-b:26380', REDIS_SENTINEL_NAME: 'wgw-primary' });
+    expect(config.REDIS_SENTINELS).toEqual([{ host: '10.0.0.1', port: 26379 }, { host: 'sentinel-b', port: 26380 }]);
+  });
+
+  it.each([
+    [{ REDIS_SENTINELS: '127.0.0.1:26379' }, 'REDIS_SENTINELS, REDIS_SENTINEL_NAME: set both or neither'],
+    [{ REDIS_SENTINEL_NAME: 'mymaster' }, 'REDIS_SENTINELS, REDIS_SENTINEL_NAME: set both or neither'],
+    [{ REDIS_SENTINELS: 'no-port', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS: must look like host:port,host:port'],
+    [{ REDIS_MIN_REPLICAS: '-1' }, 'REDIS_MIN_REPLICAS: '],
+    [{ REDIS_WAIT_MS: '0' }, 'REDIS_WAIT_MS: '],
+    [{ REDIS_CLUSTER_NODES: '127.0.0.1:7000' }, 'REDIS_CLUSTER_NODES: Redis Cluster is not supported'],
+  ])('%j is refused: %s', (extra, message) => {
+    for (const load of [loadGatewayConfig, loadWorkerConfig]) expect(messageOf(() => load({ ...valid, ...extra }))).toContain(message);
+  });
+});
