@@ -85,7 +85,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
   const keys = keysFor(config.QUEUE_PREFIX);
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now });
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now, observeCalls: false });
   closers.defer('wallet client', () => wallet.close());
   closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);

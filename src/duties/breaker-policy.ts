@@ -34,9 +34,9 @@ export interface BreakerPolicy {
 
 export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   windowMs: 10_000,
-  minFailures: 8,
-  minSubjects: 4,
-  failureRatio: 0.5,
+  minFailures: 10,
+  minSubjects: 5,
+  failureRatio: 0.6,
   healthFailures: 3,
   healthIntervalMs: 5_000,
   firstProbeMs: 5_000,

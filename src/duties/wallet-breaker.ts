@@ -44,6 +44,13 @@ const STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, ope
 
 export interface WalletBreakerDeps {
   readonly store: BreakerStore;
+  /**
+   * Whether this process's own calls feed the window: a gateway's are first attempts, a fair
+   * sample of the wallet; a worker's are retries of calls that already failed, and would make any
+   * busy retry queue look like an outage (the soak showed it). Workers still take part in the
+   * health checks and the trials.
+   */
+  readonly observeCalls: boolean;
   readonly logger: Logger;
   readonly metrics?: Metrics;
   readonly policy?: BreakerPolicy;
@@ -102,7 +109,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     allowsCalls: () => view.state === 'closed',
 
     observe(event) {
-      if (event.operation === 'health-check' || view.state !== 'closed') return;
+      if (!deps.observeCalls || event.operation === 'health-check' || view.state !== 'closed') return;
       window.record(now(), isOutageSignal(event), event.transactionId ?? event.operation);
       const verdict = window.verdict(now());
       if (!verdict.open || opening) return;
@@ -148,6 +155,8 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
 
 export interface GuardedWalletDeps {
   readonly settings: WalletSettings;
+  /** The gateway: its first attempts feed the breaker's window (see WalletBreakerDeps). */
+  readonly observeCalls: boolean;
   readonly redis: Redis;
   readonly keys: Keys;
   readonly logger: Logger;
@@ -164,7 +173,13 @@ export interface GuardedWalletDeps {
  */
 export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker } {
   const { settings, logger, metrics } = deps;
-  const breaker = createWalletBreaker({ store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY), logger: logger.child({ component: 'breaker' }), metrics, now: deps.now });
+  const breaker = createWalletBreaker({
+    store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY),
+    logger: logger.child({ component: 'breaker' }),
+    metrics,
+    observeCalls: deps.observeCalls,
+    now: deps.now,
+  });
   const observe = walletCallObserver(logger.child({ component: 'wallet' }), metrics);
   const wallet =
     deps.wallet ??

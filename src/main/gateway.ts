@@ -84,7 +84,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
   const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: options.wallet });
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: options.wallet, observeCalls: true });
   closers.defer('wallet client', () => wallet.close());
   closers.defer('wallet breaker', () => breaker.close());
   const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX, onError: throttledErrorLog(logger, 'queue error') });

@@ -89,13 +89,16 @@ describe('each process\'s breaker', () => {
 
   it('opens the shared state from its own window, and another process sees it and holds its retries', async () => {
     const healthy = { healthCheck: async () => ({ healthy: true, detail: '' }) };
-    const gateway = createWalletBreaker({ store, logger: silent });
-    const worker = createWalletBreaker({ store: createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY), logger: silent });
+    const gateway = createWalletBreaker({ store, logger: silent, observeCalls: true });
+    const worker = createWalletBreaker({ store: createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY), logger: silent, observeCalls: false });
     breakers.push(gateway, worker);
     gateway.start(healthy);
     worker.start(healthy);
     expect(await worker.gate()).toEqual({ kind: 'go' });
-    for (const id of ['w1', 'w2', 'w3', 'w4']) {
+    // A worker's own calls are retries: they never open it.
+    for (const id of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']) for (let i = 0; i < 3; i += 1) worker.observe(failing(id));
+    expect(await store.read()).toMatchObject({ state: 'closed' });
+    for (const id of ['w1', 'w2', 'w3', 'w4', 'w5']) {
       gateway.observe(failing(id));
       gateway.observe(failing(id));
     }

@@ -20,10 +20,12 @@ describe('OutcomeWindow', () => {
     for (let i = 0; i < n; i += 1) w.record(at, true, subject);
   };
 
-  it('opens on enough failing calls across enough transactions, making at least half the window', () => {
+  it('opens on enough failing calls across enough transactions, making most of the window', () => {
     const w = new OutcomeWindow();
-    ['a', 'b', 'c', 'd'].forEach((s) => fail(w, 1000, s, 2));
-    expect(w.verdict(1000)).toEqual({ open: true, calls: 8, failures: 8, subjects: 4 });
+    ['a', 'b', 'c', 'd', 'e'].forEach((s) => fail(w, 1000, s, 2));
+    expect(w.verdict(1000)).toEqual({ open: true, calls: 10, failures: 10, subjects: 5 });
+    for (let i = 0; i < 7; i += 1) w.record(1000, false, `ok-${i}`);
+    expect(w.verdict(1000)).toMatchObject({ open: false, calls: 17 });
   });
 
   it('stays closed for one stuck transaction, however often it fails', () => {
@@ -34,14 +36,14 @@ describe('OutcomeWindow', () => {
 
   it('stays closed while most calls succeed', () => {
     const w = new OutcomeWindow();
-    ['a', 'b', 'c', 'd', 'e'].forEach((s) => fail(w, 1000, s, 2));
-    for (let i = 0; i < 11; i += 1) w.record(1000, false, `ok-${i}`);
-    expect(w.verdict(1000)).toMatchObject({ open: false, failures: 10, calls: 21 });
+    ['a', 'b', 'c', 'd', 'e', 'f'].forEach((s) => fail(w, 1000, s, 2));
+    for (let i = 0; i < 13; i += 1) w.record(1000, false, `ok-${i}`);
+    expect(w.verdict(1000)).toMatchObject({ open: false, failures: 12, calls: 25 });
   });
 
   it('forgets what is older than the window', () => {
     const w = new OutcomeWindow();
-    ['a', 'b', 'c', 'd'].forEach((s) => fail(w, 0, s, 2));
+    ['a', 'b', 'c', 'd', 'e'].forEach((s) => fail(w, 0, s, 2));
     expect(w.verdict(BREAKER_POLICY.windowMs + 1)).toEqual({ open: false, calls: 0, failures: 0, subjects: 0 });
   });
 });
