@@ -19,6 +19,13 @@ export interface BreakerPolicy {
   readonly healthFailures: number;
   /** How often one process (a lease) asks the wallet's health check while the breaker is closed. */
   readonly healthIntervalMs: number;
+  /**
+   * A gateway whose window shows the first signs (this many failing calls over two transactions)
+   * asks the health check every second instead, without the lease: an outage whose health check
+   * fails is then confirmed within seconds, before the first wins of it have spent their budget.
+   */
+  readonly suspectFailures: number;
+  readonly suspectHealthIntervalMs: number;
   /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
   readonly firstProbeMs: number;
   readonly maxProbeMs: number;
@@ -39,6 +46,8 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   failureRatio: 0.6,
   healthFailures: 3,
   healthIntervalMs: 5_000,
+  suspectFailures: 3,
+  suspectHealthIntervalMs: 1_000,
   firstProbeMs: 5_000,
   maxProbeMs: 30_000,
   trials: 3,

@@ -94,8 +94,13 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     try {
       adopt(await store.read(), false);
       const at = now();
-      const due = view.state === 'open' ? view.probeAt !== null && at >= view.probeAt : at - lastHealthAt >= policy.healthIntervalMs;
-      if (!due || !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS))) return;
+      const recent = window.verdict(at);
+      const suspect = view.state === 'closed' && recent.failures >= policy.suspectFailures && recent.subjects >= 2;
+      const due =
+        view.state === 'open'
+          ? view.probeAt !== null && at >= view.probeAt
+          : at - lastHealthAt >= (suspect ? policy.suspectHealthIntervalMs : policy.healthIntervalMs);
+      if (!due || (!suspect && !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS)))) return;
       lastHealthAt = at;
       const { healthy } = await wallet.healthCheck();
       await report(healthy ? 'health_ok' : 'health_fail', healthy ? undefined : 'health check failed');
