@@ -54,7 +54,8 @@ it('follows the promoted replica after the primary is killed, with its scripts r
       const res = await engine(harness, `/sessions/${sessionId}/win`, win);
       return res.status === 200 ? (res.body as { state: string }) : false;
     },
-    30_000,
+    // The sentinels' failover plus the client's reconnect; slower on a loaded 2-core box.
+    60_000,
     { intervalMs: 200 },
   );
   expect(answer.state).toBe('succeeded');
@@ -69,4 +70,4 @@ it('follows the promoted replica after the primary is killed, with its scripts r
     onPromoted.disconnect();
   }
   expect(await waitFor('/readyz to name the new primary', async () => (await readyPrimary(harness)) === promoted, 10_000, { intervalMs: 200 })).toBe(true);
-});
+}, 120_000);
