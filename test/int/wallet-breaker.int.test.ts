@@ -54,6 +54,8 @@ describe('the shared breaker state', () => {
     const t0 = 2_000_000;
     await store.report('open', t0, 'test');
     await store.report('health_ok', t0 + 5000);
+    // one trial may fail for reasons of its own; a second one reopens it
+    expect(await store.report('trial_fail', t0 + 5050)).toMatchObject({ state: 'half_open' });
     expect(await store.report('trial_fail', t0 + 5100)).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
     await redis.del(keysFor(prefix).breaker());
     expect(await store.report('health_fail', t0)).toMatchObject({ state: 'closed' });

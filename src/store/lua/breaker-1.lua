@@ -13,7 +13,8 @@
                  slots taken longer than a trial window ago are given out again (their holder may
                  have died, or found nothing to send)
   - trial_ok:    a trial passed; `trials` passed trials close it
-  - trial_fail:  a trial failed: open again, the next probe later
+  - trial_fail:  a trial failed; a second failed trial of the same half-open window opens it
+                 again, the next probe later (one trial may fail for reasons of its own)
 
   Input:
     KEYS[1] breaker
@@ -34,11 +35,11 @@ local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
 local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
-local trialsTaken, trialsOk, since = tonumber(b[6] or '0'), tonumber(b[7] or '0'), tonumber(b[8] or '0')
+local trialsTaken, trialsOk, since, trialsFailed = tonumber(b[6] or '0'), tonumber(b[7] or '0'), tonumber(b[8] or '0'), tonumber(b[9] or '0')
 local changed, trial = 0, ''
 
 local function close()
@@ -53,7 +54,7 @@ local function open(why)
   probeAt = tostring(math.floor(now + math.min(maxProbeMs, firstProbeMs * 2 ^ (openings - 1))))
   state, changed = 'open', 1
   redis.call('HSET', breakerKey, 'state', state, 'probe_at', probeAt, 'opened_at', openedAt, 'openings', openings,
-    'trials', 0, 'trial_ok', 0, 'reason', why, 'since', now)
+    'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'reason', why, 'since', now)
 end
 
 if event == 'open' then
@@ -66,14 +67,14 @@ elseif event == 'health_ok' then
   redis.call('HSET', breakerKey, 'health_fail', 0)
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
-    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'since', now)
+    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'since', now)
   elseif state == 'half_open' and now - since >= trialWindowMs then
     close()
   end
 elseif event == 'trial' then
   if state == 'half_open' and trialsTaken >= trials and now - since >= trialWindowMs then
     -- Slots not reported within a window: give them out again, a new window.
-    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'since', now)
+    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'trial_fail', 0, 'since', now)
     trial = 'trial'
   elseif state == 'half_open' and trialsTaken < trials then
     redis.call('HINCRBY', breakerKey, 'trials', 1)
@@ -88,7 +89,11 @@ elseif event == 'trial_ok' then
     if trialsOk >= trials then close() end
   end
 elseif event == 'trial_fail' then
-  if state == 'half_open' then open('a trial retry failed') end
+  if state == 'half_open' then
+    trialsFailed = trialsFailed + 1
+    redis.call('HSET', breakerKey, 'trial_fail', trialsFailed)
+    if trialsFailed >= 2 then open('two trial retries failed') end
+  end
 end
 
 if state ~= 'open' then probeAt = '' end
