@@ -135,7 +135,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     },
 
     async trialDone(event) {
-      await report(isOutageSignal(event) ? 'trial_fail' : 'trial_ok', isOutageSignal(event) ? 'a trial retry failed' : undefined);
+      await report(isOutageSignal(event) ? 'trial_fail' : 'trial_ok', isOutageSignal(event) ? 'trial retries failed' : undefined);
     },
 
     refused(call) {

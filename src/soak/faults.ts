@@ -144,6 +144,8 @@ export class FaultScheduler {
   }
 
   private armWalletFault(): void {
+    // While the wallet is down, armed faults would only pile up and all hit the first calls after it.
+    if (this.outage !== undefined && this.outage.endedAt === undefined) return;
     const f = this.options.faults;
     const x = this.rng();
     const op = this.pick(MONEY_OPS);
