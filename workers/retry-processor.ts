@@ -16,7 +16,7 @@ export interface RetryProcessorDeps {
   readonly store: TransactionStore;
   readonly wallet: WalletClient;
   /** While the wallet circuit breaker is not closed, no attempt is made and none of the budget is spent. */
-  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'refused' | 'allowsCalls'>;
+  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused' | 'allowsCalls'>;
   /** Holds the whole retry queue back for this long (BullMQ queue.rateLimit). */
   readonly rateLimit: (ms: number) => Promise<void>;
   readonly logger: Logger;
@@ -121,7 +121,10 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
-    if (!started) return 'settled-elsewhere';
+    if (!started) {
+      if (gate.kind === 'trial') await breaker.trialUnused();
+      return 'settled-elsewhere';
+    }
 
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
     if (gate.kind === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });

@@ -29,6 +29,8 @@ export interface WalletBreaker {
   gate(): Promise<RetryGate>;
   /** The outcome of a trial the gate granted. */
   trialDone(event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
+  /** A trial the gate granted was not sent (nothing to send): its slot goes back. */
+  trialUnused(): Promise<void>;
   /** A call not made because the breaker is not closed (metrics). */
   refused(call: string): void;
   /** Starts the refresh and health-check loop; `health` is the wallet client's health check. */
@@ -136,6 +138,10 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
 
     async trialDone(event) {
       await report(isOutageSignal(event) ? 'trial_fail' : 'trial_ok', isOutageSignal(event) ? 'trial retries failed' : undefined);
+    },
+
+    async trialUnused() {
+      await report('trial_unused');
     },
 
     refused(call) {

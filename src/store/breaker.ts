@@ -12,7 +12,7 @@ export interface BreakerView {
   readonly openedAt: number | null;
 }
 
-export type BreakerEvent = 'open' | 'health_fail' | 'health_ok' | 'trial' | 'trial_ok' | 'trial_fail';
+export type BreakerEvent = 'open' | 'health_fail' | 'health_ok' | 'trial' | 'trial_unused' | 'trial_ok' | 'trial_fail';
 
 export interface BreakerTransition extends BreakerView {
   readonly changed: boolean;

@@ -74,6 +74,37 @@ describe('the shared breaker state', () => {
     // no trial failed for a whole window, and the health check passes: closed
     expect(await store.report('health_ok', t0 + 5001 + 2 * BREAKER_POLICY.trialWindowMs)).toMatchObject({ state: 'closed', changed: true });
   });
+
+  it('holders that send nothing cannot hold it half-open: passing health closes it a trial window after it half-opened', async () => {
+    const t0 = 4_000_000;
+    const window = BREAKER_POLICY.trialWindowMs;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    // Work that takes a slot every half second and never reports (the soak's waiting terminates
+    // did): the slots are given out again each window, and the health checks pass.
+    let state = 'half_open';
+    for (let t = t0 + 5000; t <= t0 + 5000 + 3 * window && state === 'half_open'; t += 500) {
+      await store.report('trial', t);
+      if ((t - t0) % 5000 === 0) state = (await store.report('health_ok', t)).state;
+      if (state !== 'half_open') expect(t).toBe(t0 + 5000 + window);
+    }
+    expect(state).toBe('closed');
+  });
+
+  it('a slot given back is granted again; a failed trial starts the quiet window anew', async () => {
+    const t0 = 5_000_000;
+    const window = BREAKER_POLICY.trialWindowMs;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    for (let i = 0; i < 3; i += 1) expect((await store.report('trial', t0 + 5001)).trial).toBe('trial');
+    expect((await store.report('trial', t0 + 5002)).trial).toBe('wait');
+    await store.report('trial_unused', t0 + 5003);
+    expect((await store.report('trial', t0 + 5004)).trial).toBe('trial');
+    // one failed trial: passing health checks close it only a whole window after that failure
+    await store.report('trial_fail', t0 + 6000);
+    expect(await store.report('health_ok', t0 + 5000 + window)).toMatchObject({ state: 'half_open' });
+    expect(await store.report('health_ok', t0 + 6000 + window)).toMatchObject({ state: 'closed', changed: true });
+  });
 });
 
 describe('each process\'s breaker', () => {

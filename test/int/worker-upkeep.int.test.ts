@@ -1,4 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { Job } from 'bullmq';
+import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
+import type { TerminateJobData } from '../../src/duties/queues';
+import { createWalletBreaker } from '../../src/duties/wallet-breaker';
+import { createLogger } from '../../src/observability/logger';
+import { createBreakerStore } from '../../src/store/breaker';
+import { keysFor } from '../../src/store/keys';
+import { createTerminateProcessor } from '../../workers/terminate-processor';
 import { ensureRetryJob, retryJobId } from '../../src/duties/queues';
 import { redrive } from '../../src/duties/redrive';
 import { Code } from '../../src/wallet/codes';
@@ -210,6 +219,33 @@ describe('dead-check', () => {
 });
 
 describe('sessions', () => {
+  it('a terminate that was given a half-open breaker\'s trial and sends nothing gives the slot back', async () => {
+    const p = await h.newPlayer();
+    // A second session on the token (a relaunch): ending the first leaves the terminate waiting for it.
+    await h.sessions.create({ token: p.fields.token, playerId: p.fields.player_id, siteId: p.fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: balance(p) }, Date.now());
+    const now = Date.now();
+    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 })).toMatchObject({ kind: 'waiting' });
+
+    const breakerKeys = keysFor(`${h.prefix}-trial`);
+    const store = createBreakerStore(h.redis, breakerKeys, BREAKER_POLICY);
+    const silent = createLogger({ level: 'silent', name: 'trial-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    const breaker = createWalletBreaker({ store, logger: silent, observeCalls: false });
+    try {
+      await store.report('open', Date.now() - BREAKER_POLICY.firstProbeMs, 'test');
+      breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
+      await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
+      const processTerminate = createTerminateProcessor({
+        sessions: h.sessions, wallet: h.wallet, breaker, logger: silent, providerId: p.fields.provider_id, unit: 'ms', recheckMs: 1000, leaseMs: 5000, graceMs: 1000,
+        windowMs: 60_000, retentionSeconds: 60, askWatchedDebit: async () => 'not-applied', endWatch: async () => undefined, now: Date.now,
+      });
+      expect(await processTerminate({ data: { tokenRef: p.session.tokenRef } } as Job<TerminateJobData>)).toBe('waiting-for-sessions');
+      expect(await h.redis.hget(breakerKeys.breaker(), 'trials')).toBe('0');
+    } finally {
+      await breaker.close();
+      await h.redis.del(breakerKeys.breaker());
+    }
+  });
+
   it('a win retried across an end is credited, and terminate goes out after it', async () => {
     const p = await h.newPlayer();
     const start = balance(p);

@@ -7,11 +7,14 @@
   - health_fail: a failed health check; `healthFailures` in a row open a closed breaker, one fails
                  a half-open probe
   - health_ok:   a passed health check; an open breaker whose probe is due goes half_open; a
-                 half-open one that saw no failed trial for a whole trial window closes (there may
-                 be no retry to try with)
+                 half-open one that saw no failed trial for a whole trial window since it went
+                 half-open closes (there may be no retry to try with, or every slot may be taken by
+                 holders that send nothing: giving slots out again must not hold it half-open)
   - trial:       takes one of the half-open breaker's trial retries ('trial'), or not ('wait');
                  slots taken longer than a trial window ago are given out again (their holder may
                  have died, or found nothing to send)
+  - trial_unused: a trial's holder sent nothing (its work was settled elsewhere, or had to wait):
+                 the slot is given back
   - trial_ok:    a trial passed; `trials` passed trials close it
   - trial_fail:  a trial failed; a second failed trial of the same half-open window opens it
                  again, the next probe later (one trial may fail for reasons of its own)
@@ -19,7 +22,7 @@
   Input:
     KEYS[1] breaker
 
-    ARGV[1] event: open | health_fail | health_ok | trial | trial_ok | trial_fail
+    ARGV[1] event: open | health_fail | health_ok | trial | trial_unused | trial_ok | trial_fail
     ARGV[2] now (ms)
     ARGV[3] reason (for open)
     ARGV[4] health failures that open it
@@ -35,11 +38,13 @@ local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
 local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
 local trialsTaken, trialsOk, since, trialsFailed = tonumber(b[6] or '0'), tonumber(b[7] or '0'), tonumber(b[8] or '0'), tonumber(b[9] or '0')
+-- Half-open with no failed trial since this time (the half-open start, or the last failed trial).
+local quietSince = tonumber(b[10] or '0')
 local changed, trial = 0, ''
 
 local function close()
@@ -67,8 +72,8 @@ elseif event == 'health_ok' then
   redis.call('HSET', breakerKey, 'health_fail', 0)
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
-    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'since', now)
-  elseif state == 'half_open' and now - since >= trialWindowMs then
+    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'since', now, 'quiet_since', now)
+  elseif state == 'half_open' and now - quietSince >= trialWindowMs then
     close()
   end
 elseif event == 'trial' then
@@ -82,6 +87,8 @@ elseif event == 'trial' then
   elseif state ~= 'closed' then
     trial = 'wait'
   end
+elseif event == 'trial_unused' then
+  if state == 'half_open' and trialsTaken > 0 then redis.call('HINCRBY', breakerKey, 'trials', -1) end
 elseif event == 'trial_ok' then
   if state == 'half_open' then
     trialsOk = trialsOk + 1
@@ -91,7 +98,7 @@ elseif event == 'trial_ok' then
 elseif event == 'trial_fail' then
   if state == 'half_open' then
     trialsFailed = trialsFailed + 1
-    redis.call('HSET', breakerKey, 'trial_fail', trialsFailed)
+    redis.call('HSET', breakerKey, 'trial_fail', trialsFailed, 'quiet_since', now)
     if trialsFailed >= 2 then open('two trial retries failed') end
   end
 end
