@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { tokenRefOf } from '../../src/store/sessions';
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
@@ -16,6 +15,7 @@ import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { wiredEnv, WIRED_WALLET } from '../support/wired-gateway';
+import { logSink } from '../support/log-sink';
 
 /**
  * The admin pages through the real gateway process wiring (startGateway): Basic auth, Bull Board
@@ -31,7 +31,7 @@ let closedGateway: RunningGateway;
 let redis: Redis;
 let transactions: TransactionStore;
 let sessionId: string;
-const logs: string[] = [];
+const { logs, destination } = logSink();
 
 function basic(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -88,12 +88,6 @@ async function deadCredit(id: string, round: string): Promise<void> {
 
 beforeAll(async () => {
   sim = await startSimulator({ basicUser: WIRED_WALLET.user, basicPassword: WIRED_WALLET.password, signingSecret: WIRED_WALLET.secret });
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      logs.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
   const logger = createLogger({ level: 'info', name: 'operators-admin-test', destination });
   gateway = await startGateway(configFor(true), logger, { host: '127.0.0.1' });
   closedGateway = await startGateway(configFor(false), logger, { host: '127.0.0.1' });

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import { Writable } from 'node:stream';
 import type Redis from 'ioredis';
 import request from 'supertest';
 import { loadGatewayConfig } from '../../src/config/env';
@@ -15,6 +14,7 @@ import type { SessionStore } from '../../src/store/sessions';
 import type { TransactionStore } from '../../src/store/transactions';
 import type { WalletClient } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
+import { logSink } from './log-sink';
 
 /**
  * The real gateway (startGateway, as `npm start` wires it) on a loopback port over real Redis (own
@@ -59,13 +59,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     const sim = await startSimulator({ basicUser: USER, basicPassword: PASSWORD, signingSecret: SECRET, currencyDigits: { JPY: 0, BHD: 3 } });
     closers.defer('simulator', () => sim.close());
     closers.defer('prefix', () => deletePrefix(prefix));
-    const logs: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        logs.push(chunk.toString('utf8'));
-        callback();
-      },
-    });
+    const { logs, destination } = logSink();
     const config = loadGatewayConfig({
       PORT: '0',
       REDIS_URL: redisUrl(),

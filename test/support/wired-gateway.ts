@@ -1,9 +1,9 @@
-import { Writable } from 'node:stream';
 import { loadGatewayConfig } from '../../src/config/env';
 import { startGateway, type RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
+import { logSink } from './log-sink';
 
 /**
  * The gateway as `npm start` wires it (startGateway: engine API, launch, operators, admin with
@@ -45,13 +45,7 @@ export const basicAuth = (user: string, password: string): string => `Basic ${Bu
 export async function startWiredGateway(label: string): Promise<WiredGateway> {
   const prefix = testPrefix(label);
   const sim = await startSimulator({ basicUser: WIRED_WALLET.user, basicPassword: WIRED_WALLET.password, signingSecret: WIRED_WALLET.secret });
-  const logs: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      logs.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
+  const { logs, destination } = logSink();
   const config = loadGatewayConfig({
     ...wiredEnv(prefix, sim.url),
     ADMIN_USER: WIRED.adminUser,
