@@ -100,7 +100,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
 
     // The wallet is down: back to wait, the queue held until the breaker's probe; no attempt is made
     // and none of the spec's budget is spent.
-    const gate = await breaker.gate();
+    const gate = await breaker.gate('retry');
     if (gate.kind === 'wait') {
       breaker.refused('retry');
       if (token === undefined) throw new RetryLater(gate.ms, 'wallet circuit breaker open');
@@ -127,7 +127,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     }
 
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
-    if (gate.kind === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
+    if (gate.kind === 'trial') await breaker.trialDone(record.transactionId, { outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
     return apply(record, next, token);
   };

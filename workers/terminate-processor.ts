@@ -11,7 +11,7 @@ import { RetryLater } from './backoff';
 export interface TerminateProcessorDeps {
   readonly sessions: SessionStore;
   readonly wallet: WalletClient;
-  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused'>;
+  readonly breaker: Pick<WalletBreaker, 'gate' | 'refused'>;
   readonly logger: Logger;
   readonly providerId: string;
   readonly unit: DelayUnit;
@@ -50,8 +50,15 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     throw new DelayedError();
   }
 
-  async function attempt(job: Job<TerminateJobData>, token: string | undefined, gate: 'go' | 'trial', onSend?: () => void): Promise<string> {
+  return async function processTerminate(job: Job<TerminateJobData>, token?: string): Promise<string> {
     const { tokenRef } = job.data;
+    // A terminate is no trial of a half-open breaker: one token's terminate that keeps failing
+    // (the soak's injected terminate faults) would reopen it for every retry and bet.
+    const gate = await breaker.gate('terminate');
+    if (gate.kind === 'wait') {
+      breaker.refused('terminate');
+      return later(job, token, gate.ms, 'wallet circuit breaker open');
+    }
     const take = () => {
       const leaseUntil = now() + leaseMs;
       return sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
@@ -84,9 +91,7 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     }
     const fields = await sessions.tokenFields(tokenRef);
     if (fields === undefined) return 'missing';
-    onSend?.();
     const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
-    if (gate === 'trial') await breaker.trialDone({ outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated', balance: outcome.response.balance });
@@ -111,24 +116,5 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     const delayMs = Math.min(TERMINATE_MAX_DELAY_MS, retryDelayMs(taken.attempt, unit));
     log.warn({ reason, delay_ms: delayMs }, 'terminate to be retried');
     return later(job, token, delayMs, `terminate: ${reason}`);
-  }
-
-  return async function processTerminate(job: Job<TerminateJobData>, token?: string): Promise<string> {
-    const gate = await breaker.gate();
-    if (gate.kind === 'wait') {
-      breaker.refused('terminate');
-      return later(job, token, gate.ms, 'wallet circuit breaker open');
-    }
-    if (gate.kind === 'go') return attempt(job, token, 'go');
-    // A trial slot this run does not use (the token waits, or is done) goes back at once: a slot
-    // held by nobody would keep the breaker from closing for a whole trial window.
-    let sent = false;
-    try {
-      return await attempt(job, token, 'trial', () => {
-        sent = true;
-      });
-    } finally {
-      if (!sent) await breaker.trialUnused();
-    }
   };
 }

@@ -29,8 +29,15 @@ export interface BreakerPolicy {
   /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
   readonly firstProbeMs: number;
   readonly maxProbeMs: number;
-  /** Real retries let through while half-open; all must pass to close. */
+  /** Real retries let through at a time while half-open (terminates are never trials). */
   readonly trials: number;
+  /** Passed trials that close it. */
+  readonly trialsToClose: number;
+  /**
+   * Failed trials of this many different transactions reopen it: one transaction failing again and
+   * again (or a wallet's ordinary rate of failures) is not the outage going on.
+   */
+  readonly trialFailuresToOpen: number;
   /**
    * Half-open: trial slots not reported within this are given out again (their holder died, or had
    * nothing to send), and a breaker that saw passing health checks and no failed trial for this
@@ -50,7 +57,9 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   suspectHealthIntervalMs: 1_000,
   firstProbeMs: 5_000,
   maxProbeMs: 30_000,
-  trials: 3,
+  trials: 5,
+  trialsToClose: 3,
+  trialFailuresToOpen: 3,
   trialWindowMs: 15_000,
 });
 

@@ -25,10 +25,13 @@ export interface WalletBreaker {
   allowsCalls(): boolean;
   /** Every wallet call's outcome, from the wallet client's onCall. */
   observe(event: WalletCallEvent): void;
-  /** Before a background wallet call: go (closed), a trial (half-open), or wait (no budget spent). */
-  gate(): Promise<RetryGate>;
-  /** The outcome of a trial the gate granted. */
-  trialDone(event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
+  /**
+   * Before a background wallet call: go (closed), a trial (half-open; retries only), or wait (no
+   * budget spent).
+   */
+  gate(asker: 'retry' | 'terminate'): Promise<RetryGate>;
+  /** The outcome of a trial the gate granted, for one transaction. */
+  trialDone(transactionId: string, event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
   /** A trial the gate granted was not sent (nothing to send): its slot goes back. */
   trialUnused(): Promise<void>;
   /** A call not made because the breaker is not closed (metrics). */
@@ -86,8 +89,8 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     metrics?.walletBreakerOpenSeconds.set(next.openedAt === null ? 0 : Math.max(0, (now() - next.openedAt) / 1000));
   }
 
-  async function report(event: Parameters<BreakerStore['report']>[0], why?: string) {
-    const t = await store.report(event, now(), why);
+  async function report(event: Parameters<BreakerStore['report']>[0], why?: string, subject?: string) {
+    const t = await store.report(event, now(), why, subject);
     adopt(t, t.changed, why);
     return t;
   }
@@ -129,15 +132,17 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
         });
     },
 
-    async gate() {
+    async gate(asker) {
       if (view.state === 'closed') return { kind: 'go' };
       if (view.state === 'open') return { kind: 'wait', ms: Math.max(MIN_WAIT_MS, (view.probeAt ?? now()) - now()) };
+      if (asker === 'terminate') return { kind: 'wait', ms: MIN_WAIT_MS };
       const t = await report('trial');
       return t.trial === 'wait' ? { kind: 'wait', ms: MIN_WAIT_MS } : { kind: t.trial };
     },
 
-    async trialDone(event) {
-      await report(isOutageSignal(event) ? 'trial_fail' : 'trial_ok', isOutageSignal(event) ? 'trial retries failed' : undefined);
+    async trialDone(transactionId, event) {
+      if (isOutageSignal(event)) await report('trial_fail', 'trial retries of different transactions failed', transactionId);
+      else await report('trial_ok');
     },
 
     async trialUnused() {

@@ -22,14 +22,15 @@ export interface BreakerTransition extends BreakerView {
 
 export interface BreakerStore {
   read(): Promise<BreakerView>;
-  report(event: BreakerEvent, now: number, reason?: string): Promise<BreakerTransition>;
+  /** `subject`: the transaction of a failed trial. */
+  report(event: BreakerEvent, now: number, reason?: string, subject?: string): Promise<BreakerTransition>;
   /** One process at a time asks the wallet's health: true if this one holds the lease now. */
   takeHealthLease(ms: number): Promise<boolean>;
 }
 
-const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: number; reason: string; policy: BreakerPolicy }>(
+const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: number; reason: string; subject: string; policy: BreakerPolicy }>(
   'breaker-1',
-  ({ keys, event, now, reason, policy }) => ({
+  ({ keys, event, now, reason, subject, policy }) => ({
     keys: [keys.breaker()],
     args: [
       event,
@@ -40,6 +41,9 @@ const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: numbe
       String(policy.firstProbeMs),
       String(policy.maxProbeMs),
       String(policy.trialWindowMs),
+      String(policy.trialsToClose),
+      String(policy.trialFailuresToOpen),
+      subject,
     ],
   }),
 );
@@ -55,8 +59,8 @@ export function createBreakerStore(redis: Redis, keys: Keys, policy: BreakerPoli
       return { state: s, probeAt: s === 'open' ? num(probeAt) : null, openedAt: s === 'closed' ? null : num(openedAt) };
     },
 
-    async report(event, now, reason = '') {
-      const [state, probeAt, openedAt, changed, trial] = (await runScript(redis, breakerScript, { keys, event, now, reason, policy })) as [
+    async report(event, now, reason = '', subject = '') {
+      const [state, probeAt, openedAt, changed, trial] = (await runScript(redis, breakerScript, { keys, event, now, reason, subject, policy })) as [
         BreakerState,
         string,
         string,

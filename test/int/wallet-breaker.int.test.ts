@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 describe('the shared breaker state', () => {
-  it('opens, probes on schedule, lets three trials through, and closes when they pass', async () => {
+  it('opens, probes on schedule, lets five trials through, and closes when three pass', async () => {
     const t0 = 1_000_000;
     expect(await store.report('open', t0, 'test')).toMatchObject({ state: 'open', changed: true, probeAt: t0 + 5000, openedAt: t0 });
     // a second opening while open changes nothing
@@ -41,8 +41,8 @@ describe('the shared breaker state', () => {
     expect(await store.report('trial', t0 + 4999)).toMatchObject({ trial: 'wait' });
     expect(await store.report('health_ok', t0 + 5000)).toMatchObject({ state: 'half_open', changed: true, openedAt: t0 });
     const trials = [];
-    for (let i = 0; i < 4; i += 1) trials.push((await store.report('trial', t0 + 5001)).trial);
-    expect(trials).toEqual(['trial', 'trial', 'trial', 'wait']);
+    for (let i = 0; i < 6; i += 1) trials.push((await store.report('trial', t0 + 5001)).trial);
+    expect(trials).toEqual(['trial', 'trial', 'trial', 'trial', 'trial', 'wait']);
     await store.report('trial_ok', t0 + 5002);
     await store.report('trial_ok', t0 + 5003);
     expect(await store.report('trial_ok', t0 + 5004)).toMatchObject({ state: 'closed', changed: true, openedAt: null, probeAt: null });
@@ -50,13 +50,16 @@ describe('the shared breaker state', () => {
     expect(await store.read()).toEqual({ state: 'closed', probeAt: null, openedAt: null });
   });
 
-  it('a failed trial opens it again with a longer wait; failed health checks open a closed one', async () => {
+  it('failed trials of three transactions open it again with a longer wait; failed health checks open a closed one', async () => {
     const t0 = 2_000_000;
     await store.report('open', t0, 'test');
     await store.report('health_ok', t0 + 5000);
-    // one trial may fail for reasons of its own; a second one reopens it
-    expect(await store.report('trial_fail', t0 + 5050)).toMatchObject({ state: 'half_open' });
-    expect(await store.report('trial_fail', t0 + 5100)).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
+    // one transaction may fail again and again for reasons of its own, and an up wallet fails a few calls
+    expect(await store.report('trial_fail', t0 + 5050, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
+    expect(await store.report('trial_fail', t0 + 5060, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
+    expect(await store.report('trial_fail', t0 + 5070, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
+    expect(await store.report('trial_fail', t0 + 5080, 'failed', 'tx-b')).toMatchObject({ state: 'half_open' });
+    expect(await store.report('trial_fail', t0 + 5100, 'failed', 'tx-c')).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
     await redis.del(keysFor(prefix).breaker());
     expect(await store.report('health_fail', t0)).toMatchObject({ state: 'closed' });
     expect(await store.report('health_fail', t0 + 5000)).toMatchObject({ state: 'closed' });
@@ -67,7 +70,7 @@ describe('the shared breaker state', () => {
     const t0 = 3_000_000;
     await store.report('open', t0, 'test');
     await store.report('health_ok', t0 + 5000);
-    for (let i = 0; i < 3; i += 1) await store.report('trial', t0 + 5001);
+    for (let i = 0; i < BREAKER_POLICY.trials; i += 1) await store.report('trial', t0 + 5001);
     // their holders died, or found nothing to send: no report within the trial window
     expect(await store.report('trial', t0 + 5002)).toMatchObject({ trial: 'wait' });
     expect(await store.report('trial', t0 + 5001 + BREAKER_POLICY.trialWindowMs)).toMatchObject({ state: 'half_open', trial: 'trial' });
@@ -96,12 +99,12 @@ describe('the shared breaker state', () => {
     const window = BREAKER_POLICY.trialWindowMs;
     await store.report('open', t0, 'test');
     await store.report('health_ok', t0 + 5000);
-    for (let i = 0; i < 3; i += 1) expect((await store.report('trial', t0 + 5001)).trial).toBe('trial');
+    for (let i = 0; i < BREAKER_POLICY.trials; i += 1) expect((await store.report('trial', t0 + 5001)).trial).toBe('trial');
     expect((await store.report('trial', t0 + 5002)).trial).toBe('wait');
     await store.report('trial_unused', t0 + 5003);
     expect((await store.report('trial', t0 + 5004)).trial).toBe('trial');
     // one failed trial: passing health checks close it only a whole window after that failure
-    await store.report('trial_fail', t0 + 6000);
+    await store.report('trial_fail', t0 + 6000, 'failed', 'tx-a');
     expect(await store.report('health_ok', t0 + 5000 + window)).toMatchObject({ state: 'half_open' });
     expect(await store.report('health_ok', t0 + 6000 + window)).toMatchObject({ state: 'closed', changed: true });
   });
@@ -127,7 +130,7 @@ describe('each process\'s breaker', () => {
     breakers.push(gateway, worker);
     gateway.start(healthy);
     worker.start(healthy);
-    expect(await worker.gate()).toEqual({ kind: 'go' });
+    expect(await worker.gate('retry')).toEqual({ kind: 'go' });
     // A worker's own calls are retries: they never open it.
     for (const id of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']) for (let i = 0; i < 3; i += 1) worker.observe(failing(id));
     expect(await store.read()).toMatchObject({ state: 'closed' });
@@ -138,7 +141,7 @@ describe('each process\'s breaker', () => {
     await waitFor('the gateway sees the breaker open', () => gateway.state() === 'open');
     expect(gateway.allowsCalls()).toBe(false);
     await waitFor('the worker sees it too', () => worker.state() === 'open');
-    const gate = await worker.gate();
+    const gate = await worker.gate('retry');
     expect(gate.kind).toBe('wait');
     expect(gate.kind === 'wait' && gate.ms).toBeGreaterThan(0);
   });

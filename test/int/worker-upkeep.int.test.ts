@@ -7,6 +7,7 @@ import { createWalletBreaker } from '../../src/duties/wallet-breaker';
 import { createLogger } from '../../src/observability/logger';
 import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
+import { RetryLater } from '../../workers/backoff';
 import { createTerminateProcessor } from '../../workers/terminate-processor';
 import { ensureRetryJob, retryJobId } from '../../src/duties/queues';
 import { redrive } from '../../src/duties/redrive';
@@ -219,12 +220,10 @@ describe('dead-check', () => {
 });
 
 describe('sessions', () => {
-  it('a terminate that was given a half-open breaker\'s trial and sends nothing gives the slot back', async () => {
+  it('a terminate takes no trial of a half-open breaker: it waits, and the slots stay for retries', async () => {
     const p = await h.newPlayer();
-    // A second session on the token (a relaunch): ending the first leaves the terminate waiting for it.
-    await h.sessions.create({ token: p.fields.token, playerId: p.fields.player_id, siteId: p.fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: balance(p) }, Date.now());
     const now = Date.now();
-    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 })).toMatchObject({ kind: 'waiting' });
+    expect(await h.sessions.end(p.session, { now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 })).toMatchObject({ kind: 'terminate' });
 
     const breakerKeys = keysFor(`${h.prefix}-trial`);
     const store = createBreakerStore(h.redis, breakerKeys, BREAKER_POLICY);
@@ -238,8 +237,9 @@ describe('sessions', () => {
         sessions: h.sessions, wallet: h.wallet, breaker, logger: silent, providerId: p.fields.provider_id, unit: 'ms', recheckMs: 1000, leaseMs: 5000, graceMs: 1000,
         windowMs: 60_000, retentionSeconds: 60, askWatchedDebit: async () => 'not-applied', endWatch: async () => undefined, now: Date.now,
       });
-      expect(await processTerminate({ data: { tokenRef: p.session.tokenRef } } as Job<TerminateJobData>)).toBe('waiting-for-sessions');
+      await expect(processTerminate({ data: { tokenRef: p.session.tokenRef } } as Job<TerminateJobData>)).rejects.toThrow(RetryLater);
       expect(await h.redis.hget(breakerKeys.breaker(), 'trials')).toBe('0');
+      expect(h.sim.calls().filter((c) => c.operation === 'terminate' && c.body?.token === p.fields.token)).toHaveLength(0);
     } finally {
       await breaker.close();
       await h.redis.del(breakerKeys.breaker());

@@ -15,9 +15,11 @@
                  have died, or found nothing to send)
   - trial_unused: a trial's holder sent nothing (its work was settled elsewhere, or had to wait):
                  the slot is given back
-  - trial_ok:    a trial passed; `trials` passed trials close it
-  - trial_fail:  a trial failed; a second failed trial of the same half-open window opens it
-                 again, the next probe later (one trial may fail for reasons of its own)
+  - trial_ok:    a trial passed; `trialsToClose` passed trials close it
+  - trial_fail:  a trial of transaction `subject` failed; failed trials of `failuresToOpen`
+                 different transactions in the same half-open window open it again, the next probe
+                 later (one transaction may fail again and again for reasons of its own, and a
+                 wallet that is up still fails a few calls)
 
   Input:
     KEYS[1] breaker
@@ -26,10 +28,13 @@
     ARGV[2] now (ms)
     ARGV[3] reason (for open)
     ARGV[4] health failures that open it
-    ARGV[5] trials that close it
+    ARGV[5] trial slots at a time
     ARGV[6] first probe delay (ms)
     ARGV[7] longest probe delay (ms)
     ARGV[8] trial window (ms)
+    ARGV[9] passed trials that close it
+    ARGV[10] different transactions whose failed trials open it again
+    ARGV[11] subject: the transaction of a failed trial
 
   Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | ''}
 ]]
@@ -37,14 +42,17 @@ local breakerKey = KEYS[1]
 local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
 local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local trialsToClose, failuresToOpen, subject = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since', 'failed_subjects')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
 local trialsTaken, trialsOk, since, trialsFailed = tonumber(b[6] or '0'), tonumber(b[7] or '0'), tonumber(b[8] or '0'), tonumber(b[9] or '0')
 -- Half-open with no failed trial since this time (the half-open start, or the last failed trial).
 local quietSince = tonumber(b[10] or '0')
+-- The transactions whose trials failed in this window, each between two '|'.
+local failedSubjects = b[11] or '|'
 local changed, trial = 0, ''
 
 local function close()
@@ -59,7 +67,7 @@ local function open(why)
   probeAt = tostring(math.floor(now + math.min(maxProbeMs, firstProbeMs * 2 ^ (openings - 1))))
   state, changed = 'open', 1
   redis.call('HSET', breakerKey, 'state', state, 'probe_at', probeAt, 'opened_at', openedAt, 'openings', openings,
-    'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'reason', why, 'since', now)
+    'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'reason', why, 'since', now)
 end
 
 if event == 'open' then
@@ -72,14 +80,14 @@ elseif event == 'health_ok' then
   redis.call('HSET', breakerKey, 'health_fail', 0)
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
-    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'since', now, 'quiet_since', now)
+    redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'since', now, 'quiet_since', now)
   elseif state == 'half_open' and now - quietSince >= trialWindowMs then
     close()
   end
 elseif event == 'trial' then
   if state == 'half_open' and trialsTaken >= trials and now - since >= trialWindowMs then
     -- Slots not reported within a window: give them out again, a new window.
-    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'trial_fail', 0, 'since', now)
+    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'since', now)
     trial = 'trial'
   elseif state == 'half_open' and trialsTaken < trials then
     redis.call('HINCRBY', breakerKey, 'trials', 1)
@@ -93,13 +101,16 @@ elseif event == 'trial_ok' then
   if state == 'half_open' then
     trialsOk = trialsOk + 1
     redis.call('HSET', breakerKey, 'trial_ok', trialsOk)
-    if trialsOk >= trials then close() end
+    if trialsOk >= trialsToClose then close() end
   end
 elseif event == 'trial_fail' then
   if state == 'half_open' then
-    trialsFailed = trialsFailed + 1
-    redis.call('HSET', breakerKey, 'trial_fail', trialsFailed, 'quiet_since', now)
-    if trialsFailed >= 2 then open('two trial retries failed') end
+    if not string.find(failedSubjects, '|' .. subject .. '|', 1, true) then
+      trialsFailed = trialsFailed + 1
+      failedSubjects = failedSubjects .. subject .. '|'
+    end
+    redis.call('HSET', breakerKey, 'trial_fail', trialsFailed, 'failed_subjects', failedSubjects, 'quiet_since', now)
+    if trialsFailed >= failuresToOpen then open(reason) end
   end
 end
 
