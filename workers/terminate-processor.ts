@@ -24,10 +24,6 @@ export interface TerminateProcessorDeps {
   /** A terminate that keeps failing is retried until this long after the decision (DEAD_CHECK_WINDOW_MS). */
   readonly windowMs: number;
   readonly retentionSeconds: number;
-  /** Asks about a watched debit of the token (applied → its second compensation starts). */
-  readonly askWatchedDebit: (debitId: string) => Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'>;
-  /** Ends a watched debit's watch once its token is terminated. */
-  readonly endWatch: (debitId: string) => Promise<void>;
   readonly now: () => number;
 }
 
@@ -41,7 +37,7 @@ export const TERMINATE_MAX_DELAY_MS = 60_000;
  * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, askWatchedDebit, endWatch, now } = deps;
+  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
 
   /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
   async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
@@ -59,11 +55,8 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
       breaker.refused('terminate');
       return later(job, token, gate.ms, 'wallet circuit breaker open');
     }
-    const take = () => {
-      const leaseUntil = now() + leaseMs;
-      return sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
-    };
-    const taken = await take();
+    const leaseUntil = now() + leaseMs;
+    const taken = await sessions.takeTerminate(tokenRef, { now: now(), leaseUntil, checkAt: leaseUntil + graceMs, sessionsCheckAt: now() + OTHER_SESSIONS_RECHECK_MS });
     switch (taken.kind) {
       case 'terminated':
       case 'missing':
@@ -80,29 +73,18 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     }
 
     const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
-    if (taken.watched.length > 0) {
-      // Right before each attempt: a watched debit the wallet applied meanwhile is rolled back
-      // first (its rollback then holds the token); one it cannot tell about yet waits.
-      const answers = await Promise.all(taken.watched.map((id) => askWatchedDebit(id)));
-      if (answers.some((a) => a !== 'not-applied' && a !== 'gone')) {
-        await sessions.finishTerminate(tokenRef, { outcome: 'retry', now: now(), retentionSeconds, walletCode: null });
-        return later(job, token, recheckMs, 'a watched debit first');
-      }
-    }
     const fields = await sessions.tokenFields(tokenRef);
     if (fields === undefined) return 'missing';
     const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
     const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated', balance: outcome.response.balance });
-      for (const id of taken.watched) await endWatch(id);
       log.info('token terminated at the wallet');
       return 'terminated';
     }
     if (outcome.kind === 'rejected' && retryClass(outcome.code) === 'none') {
       // E.g. the token was deactivated already: nothing a retry could change.
       await sessions.finishTerminate(tokenRef, { ...finish, outcome: 'terminated' });
-      for (const id of taken.watched) await endWatch(id);
       log.warn({ wallet_code: outcome.code }, 'terminate refused for good; token taken as terminated');
       return 'terminated';
     }

@@ -206,19 +206,17 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
 async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
   let rolledBack = 0;
   for (const id of await deps.store.dueForRecheck(deps.now(), DEAD_CHECK_BATCH)) {
-    if ((await recheckWatchedDebit(deps, id, 'scheduled')) === 'rolled-back') rolledBack += 1;
+    if ((await recheckWatchedDebit(deps, id)) === 'rolled-back') rolledBack += 1;
   }
   return rolledBack;
 }
 
 /**
- * One `status` question about a watched debit; applied → its second compensation starts.
- * `scheduled`: the re-check every DEAD_CHECK_INTERVAL_MS, which ends the watch when the window is
- * over. `before-terminate`: the question right before each attempt to terminate its token, while
- * the wallet still answers for the token; the watch ends once the terminate went through
- * (endWatchAtTerminate), since the wallet then refuses a debit it processes late.
+ * One `status` question about a watched debit, every DEAD_CHECK_INTERVAL_MS: applied → its second
+ * compensation starts; the watch ends when the window is over. The watch holds its token's
+ * terminate (the wallet can roll a late debit back only while the token lives).
  */
-export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 'scheduled' | 'before-terminate'): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
+async function recheckWatchedDebit(deps: UpkeepDeps, id: string): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
   const { store, queues, wallet, logger, metrics, now } = deps;
   try {
     const debit = await store.get(id);
@@ -243,8 +241,6 @@ export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 's
       return 'rolled-back';
     }
     const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
-    const notApplied = status?.kind === 'rejected' && status.code === Code.TransactionNotFound;
-    if (when === 'before-terminate') return notApplied ? 'not-applied' : 'unclear';
     if (now() >= debit.recheckUntil) {
       await store.settle(debit, { state: 'compensated', expect: ['compensated'], note: `not applied at the wallet by the end of the re-check window (last status: ${last})` });
       logger.info({ transaction_id: id, status: last }, 'never-applied debit: watch over');
@@ -256,12 +252,4 @@ export async function recheckWatchedDebit(deps: UpkeepDeps, id: string, when: 's
     logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
     return 'unclear';
   }
-}
-
-/** The watch of a debit ends with its token's terminate: the wallet refuses whatever it processes after it. */
-export async function endWatchAtTerminate(deps: Pick<UpkeepDeps, 'store' | 'logger'>, id: string): Promise<void> {
-  const debit = await deps.store.get(id);
-  if (debit?.state !== 'compensated' || debit.recheckUntil === null) return;
-  await deps.store.settle(debit, { state: 'compensated', expect: ['compensated'], note: 'not applied at the wallet when its token was terminated' });
-  deps.logger.info({ transaction_id: id }, 'never-applied debit: watch over (token terminated)');
 }

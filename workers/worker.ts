@@ -15,7 +15,7 @@ import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
-import { deadCheck, endWatchAtTerminate, recheckWatchedDebit, sweep, type UpkeepDeps } from './upkeep';
+import { deadCheck, sweep, type UpkeepDeps } from './upkeep';
 
 /**
  * Lock and stall settings for money jobs (docs/background.md):
@@ -146,8 +146,6 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     graceMs,
     windowMs: config.DEAD_CHECK_WINDOW_MS,
     retentionSeconds: config.RECORD_RETENTION_SECONDS,
-    askWatchedDebit: (id) => recheckWatchedDebit(upkeepDeps, id, 'before-terminate'),
-    endWatch: (id) => endWatchAtTerminate(upkeepDeps, id),
     now,
   });
 

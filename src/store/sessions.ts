@@ -83,14 +83,11 @@ export type EndResult =
 
 export type TakeTerminateResult =
   | { readonly kind: 'terminated' | 'missing' }
+  /** `work`: a credit or rollback of the token is pending or dead, or a debit of it is watched. */
   | { readonly kind: 'wait'; readonly for: 'work' | 'sessions' }
-
   | { readonly kind: 'busy'; readonly leaseUntil: number }
-  /**
-   * Send attempt `attempt` (the terminate's window started at `from`), right after asking about the
-   * token's watched debits: the wallet may still apply one of them until the token is terminated.
-   */
-  | { readonly kind: 'send'; readonly attempt: number; readonly from: number; readonly watched: readonly string[] };
+  /** Send attempt `attempt` (the terminate's window started at `from`). */
+  | { readonly kind: 'send'; readonly attempt: number; readonly from: number };
 
 export interface TerminateFinish {
   readonly outcome: 'terminated' | 'retry' | 'given_up';
@@ -246,7 +243,7 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
         case 'busy':
           return { kind, leaseUntil: Number(values[0]) };
         case 'send':
-          return { kind, attempt: Number(values[0]), from: Number(values[1]), watched: values.slice(2) };
+          return { kind, attempt: Number(values[0]), from: Number(values[1]) };
         case 'wait':
           return { kind, for: values[0] === 'sessions' ? 'sessions' : 'work' };
         default:

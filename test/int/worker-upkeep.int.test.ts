@@ -235,7 +235,7 @@ describe('sessions', () => {
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processTerminate = createTerminateProcessor({
         sessions: h.sessions, wallet: h.wallet, breaker, logger: silent, providerId: p.fields.provider_id, unit: 'ms', recheckMs: 1000, leaseMs: 5000, graceMs: 1000,
-        windowMs: 60_000, retentionSeconds: 60, askWatchedDebit: async () => 'not-applied', endWatch: async () => undefined, now: Date.now,
+        windowMs: 60_000, retentionSeconds: 60, now: Date.now,
       });
       await expect(processTerminate({ data: { tokenRef: p.session.tokenRef } } as Job<TerminateJobData>)).rejects.toThrow(RetryLater);
       expect(await h.redis.hget(breakerKeys.breaker(), 'trials')).toBe('0');

@@ -26,7 +26,7 @@
     {'ended', session balance}          the token was terminated already
     {'terminate', session balance}      decided; this caller holds the send lease
     {'pending', session balance}        decided and sent by someone else, or waiting for the token's work
-                                        (or decided, with watched debits its job asks about first)
+                                        or watched debits
     {'waiting', session balance}        another session on the token still plays
 ]]
 local sessionKey, tokenKey, tokenSessionsKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -56,7 +56,7 @@ redis.call('SADD', tokenSessionsKey, sessionId)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, false)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
 if decision == 'terminate' then
   redis.call('ZADD', endingKey, checkAt, tokenRef)
   return {'terminate', balance}

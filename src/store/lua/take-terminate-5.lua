@@ -19,10 +19,10 @@
   Output:
     {'terminated'}                  nothing left to do
     {'missing'}                     no such token
-    {'wait', 'work' | 'sessions'}   work still holds the token, or another session still plays
+    {'wait', 'work' | 'sessions'}   work (or a watched debit) still holds the token, or another
+                                    session still plays
     {'busy', lease until}           another sender holds the lease
-    {'send', attempt, from, ids...} this caller sends attempt n (the window started at `from`), right
-                                    after asking about the token's watched debits `ids`
+    {'send', attempt, from}         this caller sends attempt n (the window started at `from`)
 ]]
 local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey, tokenWatchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -35,7 +35,7 @@ if redis.call('HGET', tokenKey, 'state') == 'terminated' then
   return {'terminated'}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, true)
+local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
 if decision == 'wait_work' then return {'wait', 'work'} end
 if decision == 'wait_sessions' then
@@ -43,6 +43,4 @@ if decision == 'wait_sessions' then
   return {'wait', 'sessions'}
 end
 local t = redis.call('HMGET', tokenKey, 'attempts', 'from')
-local reply = {'send', t[1], t[2]}
-for _, id in ipairs(redis.call('SMEMBERS', tokenWatchKey)) do reply[#reply + 1] = id end
-return reply
+return {'send', t[1], t[2]}

@@ -4,14 +4,17 @@
   launched on the token has ended (its `end` accepted) or expired, and no credit or rollback of the
   token is pending or dead. Taking it also takes the send lease of the terminate.
 
+  The send also waits while a debit of the token is watched (its compensation found it never
+  applied; it is re-checked until its window ends): the wallet may still apply it late, and can
+  roll it back only while the token lives. Asking `status` right before the terminate would leave
+  the moment between that answer and the terminate open (the soak found a debit applied in it).
+
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
-  the lease), 'wait_work' (a credit or rollback of the token is pending or dead), 'wait_sessions'
-  (another session on the token still plays: its own end, or its expiry, decides) or, for a caller
-  that cannot ask about watched debits (`withWatch` false), 'watch_first': decided, but a watched
-  debit of the token must be asked about right before each terminate attempt (the wallet answers
-  for the token only until it is terminated, and may still apply the debit until then).
+  the lease), 'wait_work' (a credit or rollback of the token is pending or dead, or a debit of it is
+  watched) or 'wait_sessions' (another session on the token still plays: its own end, or its
+  expiry, decides).
 ]]
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, withWatch)
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
     if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
@@ -35,7 +38,7 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
     -- is rolled back first): never send the terminate under pending work.
     return 'wait_work'
   end
-  if not withWatch and redis.call('SCARD', tokenWatchKey) > 0 then return 'watch_first' end
+  if redis.call('SCARD', tokenWatchKey) > 0 then return 'wait_work' end
   redis.call('HSET', tokenKey, 'lease', leaseUntil)
   redis.call('HINCRBY', tokenKey, 'attempts', 1)
   return 'terminate'
