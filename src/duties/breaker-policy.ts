@@ -29,13 +29,14 @@ export interface BreakerPolicy {
   /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
   readonly firstProbeMs: number;
   readonly maxProbeMs: number;
-  /** Real retries let through at a time while half-open (terminates are never trials). */
+  /** Real retries let through at a time while half-open (terminates are never trials); a reported trial frees its slot. */
   readonly trials: number;
   /** Passed trials that close it. */
   readonly trialsToClose: number;
   /**
-   * Failed trials of this many different transactions reopen it: one transaction failing again and
-   * again (or a wallet's ordinary rate of failures) is not the outage going on.
+   * Failed trials of this many different transactions, and no passed one, reopen it: one
+   * transaction failing again and again, or the failures a wallet that is up still has, are not the
+   * outage going on; a wallet still down fails every trial.
    */
   readonly trialFailuresToOpen: number;
   /**
@@ -59,7 +60,7 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   maxProbeMs: 30_000,
   trials: 5,
   trialsToClose: 3,
-  trialFailuresToOpen: 3,
+  trialFailuresToOpen: 5,
   trialWindowMs: 15_000,
 });
 

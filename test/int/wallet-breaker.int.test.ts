@@ -50,16 +50,14 @@ describe('the shared breaker state', () => {
     expect(await store.read()).toEqual({ state: 'closed', probeAt: null, openedAt: null });
   });
 
-  it('failed trials of three transactions open it again with a longer wait; failed health checks open a closed one', async () => {
+  it('failed trials of five transactions and no passed one open it again with a longer wait; failed health checks open a closed one', async () => {
     const t0 = 2_000_000;
     await store.report('open', t0, 'test');
     await store.report('health_ok', t0 + 5000);
-    // one transaction may fail again and again for reasons of its own, and an up wallet fails a few calls
-    expect(await store.report('trial_fail', t0 + 5050, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
-    expect(await store.report('trial_fail', t0 + 5060, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
-    expect(await store.report('trial_fail', t0 + 5070, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
-    expect(await store.report('trial_fail', t0 + 5080, 'failed', 'tx-b')).toMatchObject({ state: 'half_open' });
-    expect(await store.report('trial_fail', t0 + 5100, 'failed', 'tx-c')).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
+    // one transaction may fail again and again for reasons of its own
+    for (let i = 0; i < 5; i += 1) expect(await store.report('trial_fail', t0 + 5050 + i, 'failed', 'tx-a')).toMatchObject({ state: 'half_open' });
+    for (const tx of ['tx-b', 'tx-c', 'tx-d']) expect(await store.report('trial_fail', t0 + 5080, 'failed', tx)).toMatchObject({ state: 'half_open' });
+    expect(await store.report('trial_fail', t0 + 5100, 'failed', 'tx-e')).toMatchObject({ state: 'open', probeAt: t0 + 5100 + 10_000, openedAt: t0 });
     await redis.del(keysFor(prefix).breaker());
     expect(await store.report('health_fail', t0)).toMatchObject({ state: 'closed' });
     expect(await store.report('health_fail', t0 + 5000)).toMatchObject({ state: 'closed' });
@@ -92,6 +90,28 @@ describe('the shared breaker state', () => {
       if (state !== 'half_open') expect(t).toBe(t0 + 5000 + window);
     }
     expect(state).toBe('closed');
+  });
+
+  it('after one passed trial, failures of other transactions do not reopen it: it closes on passes', async () => {
+    const t0 = 6_000_000;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    await store.report('trial_ok', t0 + 5010);
+    for (const tx of ['tx-a', 'tx-b', 'tx-c', 'tx-d', 'tx-e', 'tx-f']) expect(await store.report('trial_fail', t0 + 5020, 'failed', tx)).toMatchObject({ state: 'half_open' });
+    await store.report('trial_ok', t0 + 5030);
+    expect(await store.report('trial_ok', t0 + 5040)).toMatchObject({ state: 'closed', changed: true });
+  });
+
+  it('a reported trial frees its slot for the next', async () => {
+    const t0 = 7_000_000;
+    await store.report('open', t0, 'test');
+    await store.report('health_ok', t0 + 5000);
+    for (let i = 0; i < BREAKER_POLICY.trials; i += 1) expect((await store.report('trial', t0 + 5001)).trial).toBe('trial');
+    expect((await store.report('trial', t0 + 5002)).trial).toBe('wait');
+    await store.report('trial_fail', t0 + 5003, 'failed', 'tx-a');
+    expect((await store.report('trial', t0 + 5004)).trial).toBe('trial');
+    await store.report('trial_ok', t0 + 5005);
+    expect((await store.report('trial', t0 + 5006)).trial).toBe('trial');
   });
 
   it('a slot given back is granted again; a failed trial starts the quiet window anew', async () => {

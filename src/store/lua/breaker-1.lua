@@ -10,16 +10,16 @@
                  half-open one that saw no failed trial for a whole trial window since it went
                  half-open closes (there may be no retry to try with, or every slot may be taken by
                  holders that send nothing: giving slots out again must not hold it half-open)
-  - trial:       takes one of the half-open breaker's trial retries ('trial'), or not ('wait');
-                 slots taken longer than a trial window ago are given out again (their holder may
-                 have died, or found nothing to send)
+  - trial:       takes one of the half-open breaker's trial slots ('trial'), or not ('wait'); a
+                 reported trial frees its slot; when every slot is taken and none was taken or
+                 reported for a trial window, they are given out again (their holders died)
   - trial_unused: a trial's holder sent nothing (its work was settled elsewhere, or had to wait):
                  the slot is given back
   - trial_ok:    a trial passed; `trialsToClose` passed trials close it
   - trial_fail:  a trial of transaction `subject` failed; failed trials of `failuresToOpen`
-                 different transactions in the same half-open window open it again, the next probe
-                 later (one transaction may fail again and again for reasons of its own, and a
-                 wallet that is up still fails a few calls)
+                 different transactions with no passed trial open it again, the next probe later
+                 (one transaction may fail again and again for reasons of its own, and a wallet
+                 that is up still fails some calls)
 
   Input:
     KEYS[1] breaker
@@ -86,31 +86,31 @@ elseif event == 'health_ok' then
   end
 elseif event == 'trial' then
   if state == 'half_open' and trialsTaken >= trials and now - since >= trialWindowMs then
-    -- Slots not reported within a window: give them out again, a new window.
-    redis.call('HSET', breakerKey, 'trials', 1, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'since', now)
+    -- Every slot taken and none reported for a window: their holders died; give them out again.
+    redis.call('HSET', breakerKey, 'trials', 1, 'since', now)
     trial = 'trial'
   elseif state == 'half_open' and trialsTaken < trials then
-    redis.call('HINCRBY', breakerKey, 'trials', 1)
+    redis.call('HSET', breakerKey, 'trials', trialsTaken + 1, 'since', now)
     trial = 'trial'
   elseif state ~= 'closed' then
     trial = 'wait'
   end
-elseif event == 'trial_unused' then
-  if state == 'half_open' and trialsTaken > 0 then redis.call('HINCRBY', breakerKey, 'trials', -1) end
-elseif event == 'trial_ok' then
-  if state == 'half_open' then
+elseif state == 'half_open' and (event == 'trial_unused' or event == 'trial_ok' or event == 'trial_fail') then
+  -- A reported trial frees its slot for the next one.
+  redis.call('HSET', breakerKey, 'trials', math.max(0, trialsTaken - 1), 'since', now)
+  if event == 'trial_ok' then
     trialsOk = trialsOk + 1
     redis.call('HSET', breakerKey, 'trial_ok', trialsOk)
     if trialsOk >= trialsToClose then close() end
-  end
-elseif event == 'trial_fail' then
-  if state == 'half_open' then
+  elseif event == 'trial_fail' then
     if not string.find(failedSubjects, '|' .. subject .. '|', 1, true) then
       trialsFailed = trialsFailed + 1
       failedSubjects = failedSubjects .. subject .. '|'
     end
     redis.call('HSET', breakerKey, 'trial_fail', trialsFailed, 'failed_subjects', failedSubjects, 'quiet_since', now)
-    if trialsFailed >= failuresToOpen then open(reason) end
+    -- One passed trial shows the wallet processes money calls again: failures of some
+    -- transactions after it are theirs (a health check that fails still reopens it).
+    if trialsFailed >= failuresToOpen and trialsOk == 0 then open(reason) end
   end
 end
 
