@@ -1,13 +1,27 @@
+import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 
+/**
+ * Below Linux's ephemeral range (32768–60999): the kernel gives ports from that range to outgoing
+ * connections, so a port picked there can be taken by some client's connection while the process
+ * it was picked for is down (a soak killed a gateway, and its restart found the port in use).
+ */
+const FIRST = 20_000;
+const LAST = 32_767;
+
 /** A TCP port free on loopback right now (for processes this project starts: dev, soak, tests). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+export async function freePort(): Promise<number> {
+  for (let tries = 0; ; tries += 1) {
+    const port = randomInt(FIRST, LAST + 1);
+    if (await canListen(port)) return port;
+    if (tries >= 50) throw new Error(`no free port found in ${FIRST}–${LAST} after ${tries + 1} tries`);
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }

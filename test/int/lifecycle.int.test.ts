@@ -108,3 +108,19 @@ it('a worker whose metrics port is taken rejects before it opens anything', asyn
   expect(await connectionsReceived()).toBe(before);
   expect(await otherClients()).toEqual([]);
 });
+
+describe('freePort', () => {
+  it('gives a port below the ephemeral range that a server can listen on, and a different one while it is held', async () => {
+    const port = await freePort();
+    expect(port).toBeGreaterThanOrEqual(20_000);
+    expect(port).toBeLessThan(32_768);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    try {
+      const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+      expect(ports).not.toContain(port);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
