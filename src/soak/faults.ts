@@ -58,7 +58,7 @@ const RETRY_CODES = WALLET_CODES.filter((c) => c.spec && c.retry !== 'none').map
 const COMPENSATION_CODES = WALLET_CODES.filter((c) => c.compensate).map((c) => c.code);
 const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
 /** A late debit is applied this many wallet deadlines after it was sent: well after the gateway gave up and concluded "never applied". */
-const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
+export const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
 
 /** How far into the run the wallet outage begins. */
 const OUTAGE_AT = 0.3;

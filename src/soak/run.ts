@@ -6,7 +6,7 @@ import { startSimulator, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
-import { FaultScheduler, type Killable } from './faults';
+import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
 import { isAccepted, type EngineHistory } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
@@ -77,8 +77,13 @@ const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 
 /** How often "never applied" debits, dead records and failed terminates are asked about again (DEAD_CHECK_INTERVAL_MS). */
 const DEAD_CHECK_INTERVAL_MS = 2000;
-/** DEAD_CHECK_WINDOW_MS: at most a minute, and at most half the settle deadline, so re-checks and terminate retries end inside the run. */
-const deadCheckWindowMs = (settleTimeoutMs: number): number => Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(60_000, Math.floor(settleTimeoutMs / 2)));
+/**
+ * DEAD_CHECK_WINDOW_MS: well past the latest late debit (the re-checks must meet it), yet at most a
+ * minute and half the settle deadline, so re-checks, terminate retries and the terminates that
+ * wait for watched debits end inside the run.
+ */
+const deadCheckWindowMs = (settleTimeoutMs: number, walletTimeoutMs: number): number =>
+  Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(60_000, Math.floor(settleTimeoutMs / 2), Math.round(2.5 * LATE_DEBIT_DEADLINES.max * walletTimeoutMs)));
 
 function isFinal(view: RecordView | null | undefined): boolean {
   if (view === undefined) return false;
@@ -172,7 +177,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       RETRY_DELAY_UNIT: 'ms',
       SWEEP_INTERVAL_MS: '1000',
       DEAD_CHECK_INTERVAL_MS: String(DEAD_CHECK_INTERVAL_MS),
-      DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o.settleTimeoutMs)),
+      DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o.settleTimeoutMs, o.walletTimeoutMs)),
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
     };
@@ -313,7 +318,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         topology: redis.description,
         'wallet timeout ms': o.walletTimeoutMs,
         'dead-check interval ms': DEAD_CHECK_INTERVAL_MS,
-        'dead-check window ms': deadCheckWindowMs(o.settleTimeoutMs),
+        'dead-check window ms': deadCheckWindowMs(o.settleTimeoutMs, o.walletTimeoutMs),
       },
       script: engine.counts,
       interleavings: history.interleavings,
