@@ -104,6 +104,14 @@ const STOP_NOTES = {
   'limited-retries-exhausted': 'retries exhausted: 3 retries caused by codes 34/39 made',
 } as const;
 
+/**
+ * A debit refused before it was sent (the wallet circuit breaker is open): nothing reached the
+ * wallet, so nothing is compensated, and a repeat of the bet is claimed afresh.
+ */
+export function refusedUnsent(error: TransactionError): SettleUpdate {
+  return { expect: ['pending'], state: 'failed', error, releaseRound: true, attempts: 0 };
+}
+
 /** The first attempt, made inline before the engine is answered: a refusal here is the engine's answer. */
 export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
   const { record, outcome } = input;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compensationFor } from '../duties/compensation';
-import { afterInlineAttempt } from '../duties/settlement';
+import { afterInlineAttempt, refusedUnsent } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
@@ -94,12 +94,6 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const digits = currencyDigits(config, session.currency);
     const issue = amountIssue(p.amount, digits, p.kind === 'debit');
     if (issue !== undefined) return failed(errors.validation([issue]));
-    if (p.kind === 'debit' && !breaker.allowsCalls()) {
-      // The wallet is down: the player is told at once, and nothing was claimed or taken, so the
-      // same bet may simply be sent again later.
-      breaker.refused('debit');
-      return failed(errors.walletDown());
-    }
     const amountMinor = toMinor(p.amount, digits).toString();
 
     // multi_bet games: every bet is its own wallet round, named by the bet's id; a win or refund
@@ -150,6 +144,16 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
+    if (p.kind === 'debit' && !breaker.allowsCalls()) {
+      // The wallet is down: the player is told at once and nothing is sent, so nothing is taken.
+      // Refused only once claimed: a repeat of a bet whose first attempt is still in doubt (its
+      // gateway died mid-call) must meet that record, not this refusal (the outage soak found
+      // such bets applied and answered 503).
+      breaker.refused('debit');
+      const refusal = errors.walletDown();
+      if (!(await transactions.settle(record, refusedUnsent(refusal)))) return reread(record, lastBalance);
+      return failed(refusal);
+    }
     if (!breaker.allowsCalls()) {
       // A win or refund while the wallet is down: acknowledged and queued, never sent inline; its
       // retries wait for the breaker and spend none of their budget meanwhile.

@@ -78,12 +78,13 @@ const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 /** How often "never applied" debits, dead records and failed terminates are asked about again (DEAD_CHECK_INTERVAL_MS). */
 const DEAD_CHECK_INTERVAL_MS = 2000;
 /**
- * DEAD_CHECK_WINDOW_MS: well past the latest late debit (the re-checks must meet it), yet at most a
- * minute and half the settle deadline, so re-checks, terminate retries and the terminates that
- * wait for watched debits end inside the run.
+ * DEAD_CHECK_WINDOW_MS: well past the latest late debit, and past a wallet outage by as much (the
+ * re-checks must meet the debit, and cannot ask while the wallet is down), yet at most half the
+ * settle deadline, so re-checks, terminate retries and the terminates that wait for watched
+ * debits end inside the run.
  */
-const deadCheckWindowMs = (settleTimeoutMs: number, walletTimeoutMs: number): number =>
-  Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(60_000, Math.floor(settleTimeoutMs / 2), Math.round(2.5 * LATE_DEBIT_DEADLINES.max * walletTimeoutMs)));
+const deadCheckWindowMs = (o: Pick<RunOptions, 'settleTimeoutMs' | 'walletTimeoutMs' | 'outageSeconds'>): number =>
+  Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(Math.floor(o.settleTimeoutMs / 2), Math.round(2.5 * LATE_DEBIT_DEADLINES.max * o.walletTimeoutMs) + o.outageSeconds * 1000));
 
 function isFinal(view: RecordView | null | undefined): boolean {
   if (view === undefined) return false;
@@ -177,7 +178,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       RETRY_DELAY_UNIT: 'ms',
       SWEEP_INTERVAL_MS: '1000',
       DEAD_CHECK_INTERVAL_MS: String(DEAD_CHECK_INTERVAL_MS),
-      DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o.settleTimeoutMs, o.walletTimeoutMs)),
+      DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o)),
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
     };
@@ -318,7 +319,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         topology: redis.description,
         'wallet timeout ms': o.walletTimeoutMs,
         'dead-check interval ms': DEAD_CHECK_INTERVAL_MS,
-        'dead-check window ms': deadCheckWindowMs(o.settleTimeoutMs, o.walletTimeoutMs),
+        'dead-check window ms': deadCheckWindowMs(o),
       },
       script: engine.counts,
       interleavings: history.interleavings,

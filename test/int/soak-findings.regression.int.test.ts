@@ -9,6 +9,8 @@ import { EngineClient } from '../../src/soak/engine-client';
 import type { Reply } from '../../src/soak/history';
 import { Code } from '../../src/wallet/codes';
 import { startWorker, type RunningWorker } from '../../workers/worker';
+import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
+import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
@@ -107,6 +109,33 @@ function ids(): { player: string; token: string; round: string } {
 const status = (reply: Reply): number | string => (reply.kind === 'answer' ? reply.status : reply.reason);
 
 describe('found by the soak', () => {
+  it('a repeat of a bet still at the wallet, sent while the breaker is open, meets that bet (IN_PROGRESS), not a refusal', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    // The first attempt goes through a gateway that waits 5 s for the wallet, which applies the
+    // debit and never answers.
+    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
+    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
+    const redis = createRedis(redisUrl());
+    try {
+      sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+      const body = stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('1.00') });
+      const first = slowClient.send(`/engine/v1/sessions/${session}/bet`, body, [], 0);
+      await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+      await createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY).report('open', Date.now(), 'test');
+      await waitFor('the gateway sees the breaker open', async () => (await (await fetch(`${gateway.url}/readyz`)).json() as { checks?: { wallet?: string } }).checks?.wallet === 'open');
+      const replies: Reply[] = [];
+      await client.send(`/engine/v1/sessions/${session}/bet`, body, replies, 0);
+      expect(replies[0]).toMatchObject({ status: 409, code: 'IN_PROGRESS' });
+      expect(callsOf('debit', `${round}-b`)).toHaveLength(1);
+      await first;
+    } finally {
+      await closeRedis(redis);
+      await slowClient.close();
+      await slow.close();
+    }
+  }, 30_000);
+
   // Ending the relaunched session terminates the wallet token the earlier session's retry still needs.
   it('a win answered 202 in a session is credited even after a relaunch (same token) is ended', async () => {
     const { player, token, round } = ids();
