@@ -3,6 +3,7 @@ import type { SettleUpdate } from '../store/transactions';
 import type { AttemptLogEntry, TransactionError, TransactionRecord, TransactionState } from '../store/types';
 import { Code, codeName, httpStatusForRefusal, mustCompensateDebit } from '../wallet/codes';
 import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
+import { compensationTransactionId } from './compensation-id';
 import { decideRetry, type AttemptResult, type DelayUnit } from './retry-policy';
 
 /**
@@ -23,7 +24,12 @@ export interface InlineAttemptInput extends AttemptBase {
 
 export interface RetryAttemptInput extends AttemptBase {
   /** Retry jobs carry credits and rollbacks only: a debit is never sent twice. */
-  readonly record: { readonly kind: 'credit' | 'rollback'; readonly isCompensation: boolean };
+  readonly record: {
+    readonly kind: 'credit' | 'rollback';
+    readonly isCompensation: boolean;
+    readonly transactionId: string;
+    readonly referenceTransactionId: string | null;
+  };
   /** Results of the earlier attempts since the last (re)drive, in order. */
   readonly priorHistory: readonly AttemptResult[];
   /** Wallet tries so far, this one included. */
@@ -64,6 +70,12 @@ export interface Triage {
   readonly target: 'debit' | 'self';
   readonly progress: Progress;
   readonly notApplied: SettleUpdate;
+  /**
+   * A debit's first compensation: when status says the debit is applied, or gives no clear answer,
+   * the debit is watched instead of handed to an operator (its re-checks roll it back with a second
+   * id once it shows up applied; contract 5.4).
+   */
+  readonly onDoubt?: SettleUpdate;
 }
 
 export interface Progress {
@@ -179,7 +191,9 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
           note: 'not needed: the wallet reports the debit was never applied (status)',
           debitState: 'compensated',
         };
-        return { kind: 'triage', target: 'debit', progress, notApplied };
+        const first = record.referenceTransactionId !== null && record.transactionId === compensationTransactionId(record.referenceTransactionId);
+        const onDoubt: SettleUpdate | undefined = first ? { ...notApplied, note: 'the rollback answered 34/39 and status did not say the debit is absent: the debit is watched' } : undefined;
+        return { kind: 'triage', target: 'debit', progress, notApplied, ...(onDoubt === undefined ? {} : { onDoubt }) };
       }
       return { kind: 'settle', update: dead(STOP_NOTES[decision.reason]) };
     case 'retries-exhausted':
@@ -210,8 +224,12 @@ export function afterTriage(triage: Triage, status: WalletOutcome): SettleUpdate
     note: `status check was inconclusive (${status.kind === 'rejected' ? `code ${status.code}` : status.kind === 'unknown' ? status.reason : 'ok'})`,
     ...(rollbackOf ? { debitState: 'dead' as const } : {}),
   });
-  if (status.kind === 'rejected') return status.code === Code.TransactionNotFound ? { ...triage.notApplied, attempt: undefined } : inconclusive();
-  if (status.kind === 'unknown') return inconclusive();
+  const said = status.kind === 'rejected' ? `code ${status.code}` : status.kind === 'unknown' ? status.reason : 'applied';
+  if (status.kind === 'rejected' && status.code === Code.TransactionNotFound) return { ...triage.notApplied, attempt: undefined };
+  if (triage.onDoubt !== undefined && (status.kind !== 'ok' || triage.target === 'debit')) {
+    return { ...triage.onDoubt, attempt: undefined, note: `${triage.onDoubt.note ?? ''} (status: ${said})` };
+  }
+  if (status.kind !== 'ok') return inconclusive();
   if (triage.target === 'debit') {
     return { ...base, state: 'dead', note: 'the wallet reports the debit applied, but its rollback keeps answering 34/39', debitState: 'dead' };
   }

@@ -316,6 +316,20 @@ describe('money at the edges', () => {
     expect(ops.lastIndexOf('terminate')).toBeGreaterThan(ops.lastIndexOf('rollback'));
   }, 50_000);
 
+  it('3c. a compensation whose status triage got no clear answer watches its debit, and the debit applied late is rolled back', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = balanceOf(player);
+    sim.faults.delayNext('debit', 1, 5000, { transactionId: `${round}-b` });
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.25' }))).toBe(503);
+    // The rollbacks find no debit (34) before it is applied; the status question after them fails.
+    sim.faults.failNext('status', 1, Code.InternalServiceError);
+    await runWorker({ DEAD_CHECK_INTERVAL_MS: '1000', DEAD_CHECK_WINDOW_MS: '15000' });
+    await waitFor('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
+    await waitFor('the late debit rolled back', async () => balanceOf(player) === start, 15_000);
+    expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
+  }, 40_000);
+
   it('4. a debit answered 200 whose settle Redis lost is asked about, never rolled back, and its round plays on', async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

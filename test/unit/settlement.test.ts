@@ -1,3 +1,4 @@
+import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
@@ -11,9 +12,11 @@ const success = (balance: string): WalletOutcome => ({
 const rejected = (code: number): WalletOutcome => ({ kind: 'rejected', code, httpStatus: 500, message: 'no', walletRequestId: 'w', latencyMs: 1 });
 const unknown: WalletOutcome = { kind: 'unknown', reason: 'timeout', detail: 'deadline', latencyMs: 5000 };
 
-const credit = { kind: 'credit', isCompensation: false } as const;
+const credit = { kind: 'credit', isCompensation: false, transactionId: 'w-1', referenceTransactionId: 'b-1' } as const;
 const debit = { kind: 'debit', isCompensation: false } as const;
-const compensation = { kind: 'rollback', isCompensation: true } as const;
+const compensation = { kind: 'rollback', isCompensation: true, transactionId: compensationTransactionId('b-1'), referenceTransactionId: 'b-1' } as const;
+const lateCompensation = { ...compensation, transactionId: compensationTransactionId('b-1', 'late') } as const;
+const refundRecord = { kind: 'rollback', isCompensation: false, transactionId: 'r-1', referenceTransactionId: 'b-1' } as const;
 const inline = (over: Partial<InlineAttemptInput>): InlineAttemptInput => ({ record: credit, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
 const retry = (over: Partial<RetryAttemptInput>): RetryAttemptInput => ({ record: credit, priorHistory: [12], attempts: 2, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
 
@@ -81,7 +84,7 @@ describe('afterRetryAttempt', () => {
       kind: 'settle',
       update: { state: 'dead', error: { walletCode: Code.TokenDeactivated }, note: expect.stringContaining('after the engine was answered') },
     });
-    expect(afterRetryAttempt(retry({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(Code.RoundClosed) }))).toMatchObject({
       update: { state: 'dead', debitState: 'dead' },
     });
   });
@@ -120,9 +123,18 @@ describe('afterTriage', () => {
     expect(afterTriage(compensationTriage!, rejected(Code.TransactionNotFound))).toMatchObject({ state: 'failed', debitState: 'compensated' });
   });
 
-  it('leaves it to an operator when the debit was applied or the answer is unclear', () => {
-    expect(afterTriage(compensationTriage!, success('1'))).toMatchObject({ state: 'dead', debitState: 'dead' });
-    expect(afterTriage(compensationTriage!, unknown)).toMatchObject({ state: 'dead', debitState: 'dead', note: expect.stringContaining('inconclusive') });
+  it('watches the debit when status says it is applied or gives no clear answer (its re-checks roll it back with a second id)', () => {
+    for (const status of [success('1'), unknown, rejected(Code.InternalServiceError)]) {
+      expect(afterTriage(compensationTriage!, status)).toMatchObject({ state: 'failed', debitState: 'compensated', note: expect.stringContaining('the debit is watched') });
+    }
+  });
+
+  it('leaves a second compensation to an operator when the debit is applied or the answer is unclear', () => {
+    const late = afterRetryAttempt(retry({ record: lateCompensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
+    expect(late).toMatchObject({ kind: 'triage', target: 'debit' });
+    if (late.kind !== 'triage') return;
+    expect(afterTriage(late, success('1'))).toMatchObject({ state: 'dead', debitState: 'dead' });
+    expect(afterTriage(late, unknown)).toMatchObject({ state: 'dead', debitState: 'dead', note: expect.stringContaining('inconclusive') });
   });
 
   const lostCredit = afterRetryAttempt(retry({ outcome: rejected(Code.TokenDeactivated), priorHistory: ['unknown'], attempts: 2 }));
@@ -138,7 +150,7 @@ describe('afterTriage', () => {
   });
 
   it('settles a refund standing in for a compensation together with its debit', () => {
-    const refund = afterRetryAttempt(retry({ record: { kind: 'rollback', isCompensation: false }, outcome: rejected(Code.RoundClosed), priorHistory: ['unknown'], attempts: 2 }));
+    const refund = afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(Code.RoundClosed), priorHistory: ['unknown'], attempts: 2 }));
     expect(refund.kind).toBe('triage');
     if (refund.kind === 'triage') expect(afterTriage(refund, success('1'))).toMatchObject({ state: 'succeeded', debitState: 'compensated' });
   });
