@@ -330,6 +330,20 @@ describe('money at the edges', () => {
     expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
   }, 40_000);
 
+  it('3d. a terminate that waited for a watched debit still has its whole retry window when it first fails', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    // Refused with 12: compensated; the rollback finds no debit, so the debit is watched for 3 s.
+    sim.faults.failNext('debit', 1, Code.InternalServiceError, { transactionId: `${round}-b` });
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.10' }))).toBe(500);
+    await runWorker({ DEAD_CHECK_INTERVAL_MS: '1000', DEAD_CHECK_WINDOW_MS: '3000' });
+    await waitFor('the debit compensated and watched', async () => (await client.record(`${round}-b`, 0))?.state === 'compensated', 15_000);
+    sim.faults.failNext('terminate', 1, Code.InternalServiceError);
+    expect(status(await post(session, 'end', {}))).toBe(202);
+    await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success), 20_000);
+    expect(callsOf('terminate').map((c) => c.code)).toEqual([Code.InternalServiceError, Code.Success]);
+  }, 40_000);
+
   it('4. a debit answered 200 whose settle Redis lost is asked about, never rolled back, and its round plays on', async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

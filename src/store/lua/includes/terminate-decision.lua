@@ -40,6 +40,8 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
   end
   if redis.call('SCARD', tokenWatchKey) > 0 then return 'wait_work' end
   redis.call('HSET', tokenKey, 'lease', leaseUntil)
-  redis.call('HINCRBY', tokenKey, 'attempts', 1)
+  -- The terminate's retry window starts with its first send, not with the decision: waiting for
+  -- work or a watched debit must not use it up.
+  if redis.call('HINCRBY', tokenKey, 'attempts', 1) == 1 then redis.call('HSET', tokenKey, 'from', now) end
   return 'terminate'
 end
