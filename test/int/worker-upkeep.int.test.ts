@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Job } from 'bullmq';
 import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
+import { compensationTransactionId } from '../../src/duties/compensation-id';
 import type { TerminateJobData } from '../../src/duties/queues';
 import { createWalletBreaker } from '../../src/duties/wallet-breaker';
 import { createLogger } from '../../src/observability/logger';
@@ -162,22 +163,27 @@ describe('redrive', () => {
     expect(await redrive({ store: h.store, queues: h.duties.queues }, 'no-such-id')).toEqual({ kind: 'not_found' });
   });
 
-  it('a compensation answered 34 while status says the debit applied is dead; redrive of the debit finishes it', async () => {
+  it('a compensation answered 34 while status says the debit applied watches the debit; its re-check rolls it back with a second id', async () => {
     const start = balance();
     h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
     h.sim.faults.failNext('rollback', 4, Code.TransactionNotFound);
     const { debit, compensationId } = await h.refusedDebit(player);
 
-    const dead = await h.inState(compensationId, 'dead');
-    expect(dead).toMatchObject({ attempts: 4, lastWalletCode: Code.TransactionNotFound });
-    expect(dead.note).toMatch(/debit applied/);
-    expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'dead' });
+    const first = await h.inState(compensationId, 'failed');
+    expect(first).toMatchObject({ attempts: 4, lastWalletCode: Code.TransactionNotFound });
+    expect(first.note).toMatch(/the debit is watched \(status: applied\)/);
+    expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'compensated' });
     expect(callsFor(h.sim, debit.transactionId, 'status')).toHaveLength(1);
 
-    expect(await redrive({ store: h.store, queues: h.duties.queues }, debit.transactionId)).toEqual({ kind: 'redriven', transactionId: compensationId });
+    // Its re-check made due now (the file's worker asks every DEAD_CHECK_INTERVAL_MS).
+    await h.redis.zadd(keysFor(h.prefix).recheckIndex(), 0, debit.transactionId);
+    await worker.deadCheckNow();
+    const late = compensationTransactionId(debit.transactionId, 'late');
+    await h.inState(late, 'succeeded');
     await h.inState(debit.transactionId, 'compensated');
-    expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 5 });
     expect(balance()).toBe(start);
+    // The redrive of a debit that is not dead changes nothing.
+    expect(await redrive({ store: h.store, queues: h.duties.queues }, debit.transactionId)).toMatchObject({ kind: 'not_dead' });
   });
 });
 
