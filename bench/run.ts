@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -505,10 +505,12 @@ function git(args: string[]): string {
 }
 
 function build(): string | undefined {
-  log('building (tsc -p tsconfig.build.json)');
+  log('building (tsc -p tsconfig.build.json, the Lua scripts copied beside it)');
   const out = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-  if (out.status === 0) return undefined;
-  return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
+  if (out.status !== 0) return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
+  // As `npm run build`: the store reads its scripts from beside its compiled code.
+  cpSync(join(ROOT, 'src/store/lua'), join(ROOT, 'dist/src/store/lua'), { recursive: true });
+  return undefined;
 }
 
 async function main(): Promise<void> {
