@@ -181,7 +181,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     String(PLAYER_RECENT_CAP),
     ...newRecordFields(record, now),
   ],
-}));
+}), { packed: true });
 
 const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-10', ({ keys, retentionSeconds, now, record, update }) => ({
   keys: [
@@ -214,7 +214,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     String(ATTEMPT_LOG_CAP),
     ...updateFields(update, now),
   ],
-}));
+}), { packed: true });
 
 const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-9', ({ keys, retentionSeconds, now, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
