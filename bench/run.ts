@@ -39,6 +39,9 @@ const SIM_ENTRY = 'src/sim/main.ts';
 const GATEWAY_ENTRY = 'dist/src/main/gateway.js';
 const WORKER_ENTRY = 'dist/workers/main.js';
 const START_TIMEOUT_MS = 30_000;
+/** The fixed-rate latency cases run at this share of the reference's saturated req/s. */
+const FIXED_RATE_SHARE = 0.25;
+const FIXED_RATE_SUFFIX = '@25%';
 
 // Setup calls (launch, admin API, authenticate) accept the simulator's throwaway certificate.
 const setupAgent = new Agent({ connect: { rejectUnauthorized: false }, connections: 16 });
@@ -210,7 +213,15 @@ function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, opt
  * `name`: reference.bet before the gateway cases, reference.bet.after once more after them, for
  * half the duration (a check of the box's drift; the whole run stays under three minutes).
  */
-async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, name: string, durationSec = options.duration): Promise<void> {
+async function referenceCase(
+  sim: Sim,
+  redisUrl: string,
+  options: BenchOptions,
+  name: string,
+  durationSec = options.duration,
+  fixedRate?: { report: BenchReport },
+): Promise<void> {
+  const report = fixedRate?.report ?? ({} as Partial<BenchReport>);
   const port = await freePort();
   const prefix = 'wgwbench-ref';
   const players = identities(options.connections, name);
@@ -225,7 +236,17 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, 
   const ref = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(ref));
-  await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  if (fixedRate !== undefined && report.fixedRate === undefined && saturated.errors === 0 && saturated.rps > 0) {
+    // The latency yardstick: a quarter of what the reference just carried, as a steady arrival rate.
+    report.fixedRate = { share: FIXED_RATE_SHARE, rps: Math.max(1, Math.round(saturated.rps * FIXED_RATE_SHARE)) };
+    await measure(`${name}${FIXED_RATE_SUFFIX}`, options, { server: ref, wallet: sim.service }, {
+      url,
+      connections: options.connections,
+      rate: report.fixedRate.rps,
+      request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()),
+    });
+  }
   await ref.stop();
   await clearSimCalls(sim);
 }
@@ -334,6 +355,13 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
 
   await measure(`gateway.bet@${options.lowConnections}`, options, { server: gateway.service, wallet: sim.service }, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
+  if (report.fixedRate !== undefined) {
+    const paced = { ...engineSpec(gateway, 'bet', ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
+    await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, { server: gateway.service, wallet: sim.service }, paced);
+    await clearSimCalls(sim);
+  } else {
+    report.skipped.push('fixed-rate latency case: needs the reference case of the same run (its rate is a quarter of the reference\'s req/s)');
+  }
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
   return { gateway, sessions, worker };
@@ -552,7 +580,7 @@ async function main(): Promise<void> {
 
   const runs = (p: Part): boolean => options.only.includes(p);
   if (runs('direct')) await part('direct cases (a)', () => directCases(sim, options));
-  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet'));
+  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet', options.duration, { report }));
 
   if (!gatewayBuilt) {
     report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
