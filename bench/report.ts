@@ -40,7 +40,21 @@ export type CaseResult = LoadResult & {
   readonly serverCpuUsPerRequest: number | null;
   /** The simulator's CPU per request when it sits behind the server under test (null for the direct cases). */
   readonly walletCpuUsPerRequest: number | null;
+  /** System calls per answered request (/proc/<pid>/io, every process of it), for the HTTP/2 question. */
+  readonly serverIo?: CaseIo | null;
+  readonly walletIo?: CaseIo | null;
 };
+
+/**
+ * Read and write system calls per request and bytes per write of one process tree during a case.
+ * Sockets, pipes and files alike (a gateway's count holds its engine answers, its Redis commands,
+ * its wallet requests and its batched log writes); over TLS one write is one or more TLS records.
+ */
+export interface CaseIo {
+  readonly readsPerRequest: number;
+  readonly writesPerRequest: number;
+  readonly bytesPerWrite: number;
+}
 
 export interface WorkerResult {
   jobs: number;
@@ -54,6 +68,8 @@ export interface WorkerResult {
   /** Worker process start to the last retry, startup included. */
   endToEndSeconds: number;
   stillPending: number;
+  /** The worker process's CPU per retry from its first finished retry to the drained backlog (its start left out). */
+  workerCpuUsPerRetry?: number | null;
   retryDelayUnit: 'ms';
 }
 
@@ -202,6 +218,7 @@ export function render(r: BenchReport): string {
   if (r.worker) {
     other.push([`retry jobs/s (worker, ${r.worker.retries} retries, first→last retry)`, show(r.worker.jobsPerSecond, 0)]);
     other.push(['retry backlog drained, worker start → last retry (s)', show(r.worker.endToEndSeconds)]);
+    other.push(['worker CPU per retry, µs (after its start)', show(r.worker.workerCpuUsPerRetry, 0)]);
     if (r.worker.stillPending > 0) other.push(['records still pending at the deadline', String(r.worker.stillPending)]);
   }
   const sum = (list: { mib: number }[] | undefined): number | undefined => list?.reduce((n, p) => n + p.mib, 0);
@@ -228,6 +245,25 @@ export function render(r: BenchReport): string {
       d.targets.map((t) => [t.name, show(t.value), t.target, t.met === null ? 'not measured' : t.met ? 'met' : 'MISSED']),
     ),
   );
+  const ioCases = Object.entries(r.cases).filter(([name, c]) => /^gateway\.bet(\.|$)/.test(name) && c.serverIo);
+  if (ioCases.length > 0) {
+    out.push('');
+    const cell = (io: CaseIo | null | undefined, key: keyof CaseIo): string => (io ? show(io[key], 2) : 'n/a');
+    out.push(
+      table(
+        ['system calls per bet (/proc/<pid>/io)', 'gateway writes', 'gateway reads', 'gateway B/write', 'wallet writes', 'wallet reads', 'wallet B/write'],
+        ioCases.map(([name, c]) => [
+          name,
+          cell(c.serverIo, 'writesPerRequest'),
+          cell(c.serverIo, 'readsPerRequest'),
+          cell(c.serverIo, 'bytesPerWrite'),
+          cell(c.walletIo, 'writesPerRequest'),
+          cell(c.walletIo, 'readsPerRequest'),
+          cell(c.walletIo, 'bytesPerWrite'),
+        ]),
+      ),
+    );
+  }
   if (r.profile) {
     out.push('');
     if ('error' in r.profile) {

@@ -12,9 +12,9 @@ import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
 import { runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
-import { cpuMicros, peakConnections, rssMiB } from './proc';
+import { cpuMicros, ioCounters, peakConnections, rssMiB, type IoCounters } from './proc';
 import { summariseProfiles } from './profile';
-import { derive, render, writeReport, type BenchReport, type CaseResult, type WorkerResult } from './report';
+import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type WorkerResult } from './report';
 import {
   CREDENTIALS,
   Ids,
@@ -143,9 +143,23 @@ async function measure(name: string, options: BenchOptions, timed: Timed, spec: 
   const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
   const serverBefore = cpuMicros(timed.server.pid);
   const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
+  const serverIoBefore = ioCounters(timed.server.pid);
+  const walletIoBefore = timed.wallet ? ioCounters(timed.wallet.pid) : undefined;
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
   const cpu = cpuMicros(timed.server.pid) - serverBefore;
   const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - walletBefore : null;
+  const io = (before: IoCounters | undefined, pid: number | undefined): CaseIo | null => {
+    if (before === undefined || pid === undefined || result.requests === 0) return null;
+    const after = ioCounters(pid);
+    const writes = after.writes - before.writes;
+    return {
+      readsPerRequest: Math.round(((after.reads - before.reads) / result.requests) * 100) / 100,
+      writesPerRequest: Math.round((writes / result.requests) * 100) / 100,
+      bytesPerWrite: writes === 0 ? 0 : Math.round((after.bytesWritten - before.bytesWritten) / writes),
+    };
+  };
+  const serverIo = io(serverIoBefore, timed.server.pid);
+  const walletIo = io(walletIoBefore, timed.wallet?.pid);
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
       gatewayRequests += r.requests;
@@ -155,7 +169,7 @@ async function measure(name: string, options: BenchOptions, timed: Timed, spec: 
   const perRequest = (us: number | null): number | null => (us === null || result.requests === 0 ? null : Math.round(us / result.requests));
   const serverCpuUsPerRequest = perRequest(cpu);
   const walletCpuUsPerRequest = perRequest(walletCpu);
-  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest };
+  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, serverIo, walletIo };
   log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
   return result;
 }
@@ -434,11 +448,14 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const started = Date.now();
   const fresh = await startWorker(sim, redisUrl, gateway, options);
   let stillPending = 0;
+  // The worker's CPU from its first finished retry on (its start left out) to the drained backlog.
+  let firstDrop: { cpu: number; pending: number } | undefined;
   try {
     await waitFor(
       'retry backlog drained',
       async () => {
         stillPending = await redis.zcard(pendingKey);
+        if (firstDrop === undefined && stillPending < queued) firstDrop = { cpu: cpuMicros(fresh.pid), pending: stillPending };
         return stillPending === 0;
       },
       60_000,
@@ -447,6 +464,8 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   } finally {
     redis.disconnect();
   }
+  const workerCpu = firstDrop === undefined ? null : cpuMicros(fresh.pid) - firstDrop.cpu;
+  const retriedMeanwhile = firstDrop === undefined ? 0 : firstDrop.pending - stillPending;
   await fresh.stop();
   const calls = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=credit`)).text) as { calls: SimCall[] }).calls;
   await clearSimCalls(sim);
@@ -468,6 +487,7 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
     jobsPerSecond: span > 0 ? Math.round((retries.length - 1) / span) : 0,
     endToEndSeconds: Math.round((last - started) / 10) / 100,
     stillPending,
+    workerCpuUsPerRetry: workerCpu === null || retriedMeanwhile <= 0 ? null : Math.round(workerCpu / retriedMeanwhile),
     retryDelayUnit: 'ms',
   };
 }
