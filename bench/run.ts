@@ -291,8 +291,8 @@ async function startGateway(
   return { url, prefix, service: s };
 }
 
-function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions): Promise<Child> {
-  return service('worker', [WORKER_ENTRY], engineEnv(0, sim, redisUrl, gateway.prefix, options), options);
+function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions, extraEnv: Record<string, string> = {}): Promise<Child> {
+  return service('worker', [WORKER_ENTRY], { ...engineEnv(0, sim, redisUrl, gateway.prefix, options), ...extraEnv }, options);
 }
 
 /** GET /launch with Accept: application/json, one session per load connection. */
@@ -449,7 +449,9 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const redis = new Redis(redisUrl);
   const pendingKey = keysFor(gateway.prefix).pendingIndex();
   const started = Date.now();
-  const fresh = await startWorker(sim, redisUrl, gateway, options);
+  // Without the retry limiter (WALLET_RETRY_RATE, default 500 jobs/s over all workers, the drain
+  // rate after an outage): the case measures what one worker can do, not the configured cap.
+  const fresh = await startWorker(sim, redisUrl, gateway, options, { WALLET_RETRY_RATE: '0' });
   let stillPending = 0;
   // The worker's CPU from its first finished retry on (its start left out) to the drained backlog.
   let firstDrop: { cpu: number; pending: number } | undefined;
