@@ -79,3 +79,31 @@ export function cpuMicros(pid: number): number {
     }
   }, 0);
 }
+
+/** Read and write system calls and the bytes they moved, of pid and its descendants (/proc/<pid>/io). */
+export interface IoCounters {
+  readonly reads: number;
+  readonly writes: number;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+}
+
+export function ioCounters(pid: number): IoCounters {
+  return processTree(pid).reduce<IoCounters>(
+    (total, p) => {
+      try {
+        const io = readFileSync(`/proc/${p}/io`, 'utf8');
+        const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+        return {
+          reads: total.reads + field('syscr'),
+          writes: total.writes + field('syscw'),
+          bytesRead: total.bytesRead + field('rchar'),
+          bytesWritten: total.bytesWritten + field('wchar'),
+        };
+      } catch {
+        return total;
+      }
+    },
+    { reads: 0, writes: 0, bytesRead: 0, bytesWritten: 0 },
+  );
+}

@@ -1,10 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { Agent, request } from 'undici';
 import { keysFor } from '../src/store/keys';
+import { Code } from '../src/wallet/codes';
 import { Child, baseEnv } from '../src/lib/child';
 import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
@@ -12,9 +13,9 @@ import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
 import { runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
-import { cpuMicros, peakConnections, rssMiB } from './proc';
+import { cpuMicros, ioCounters, peakConnections, rssMiB, type IoCounters } from './proc';
 import { summariseProfiles } from './profile';
-import { derive, render, writeReport, type BenchReport, type CaseResult, type WorkerResult } from './report';
+import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type WorkerResult } from './report';
 import {
   CREDENTIALS,
   Ids,
@@ -39,6 +40,9 @@ const SIM_ENTRY = 'src/sim/main.ts';
 const GATEWAY_ENTRY = 'dist/src/main/gateway.js';
 const WORKER_ENTRY = 'dist/workers/main.js';
 const START_TIMEOUT_MS = 30_000;
+/** The fixed-rate latency cases run at this share of the reference's saturated req/s. */
+const FIXED_RATE_SHARE = 0.25;
+const FIXED_RATE_SUFFIX = '@25%';
 
 // Setup calls (launch, admin API, authenticate) accept the simulator's throwaway certificate.
 const setupAgent = new Agent({ connect: { rejectUnauthorized: false }, connections: 16 });
@@ -140,9 +144,23 @@ async function measure(name: string, options: BenchOptions, timed: Timed, spec: 
   const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
   const serverBefore = cpuMicros(timed.server.pid);
   const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
+  const serverIoBefore = ioCounters(timed.server.pid);
+  const walletIoBefore = timed.wallet ? ioCounters(timed.wallet.pid) : undefined;
   const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
   const cpu = cpuMicros(timed.server.pid) - serverBefore;
   const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - walletBefore : null;
+  const io = (before: IoCounters | undefined, pid: number | undefined): CaseIo | null => {
+    if (before === undefined || pid === undefined || result.requests === 0) return null;
+    const after = ioCounters(pid);
+    const writes = after.writes - before.writes;
+    return {
+      readsPerRequest: Math.round(((after.reads - before.reads) / result.requests) * 100) / 100,
+      writesPerRequest: Math.round((writes / result.requests) * 100) / 100,
+      bytesPerWrite: writes === 0 ? 0 : Math.round((after.bytesWritten - before.bytesWritten) / writes),
+    };
+  };
+  const serverIo = io(serverIoBefore, timed.server.pid);
+  const walletIo = io(walletIoBefore, timed.wallet?.pid);
   if (name.startsWith('gateway.')) {
     for (const r of [warm, result]) {
       gatewayRequests += r.requests;
@@ -152,7 +170,7 @@ async function measure(name: string, options: BenchOptions, timed: Timed, spec: 
   const perRequest = (us: number | null): number | null => (us === null || result.requests === 0 ? null : Math.round(us / result.requests));
   const serverCpuUsPerRequest = perRequest(cpu);
   const walletCpuUsPerRequest = perRequest(walletCpu);
-  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest };
+  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, serverIo, walletIo };
   log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
   return result;
 }
@@ -210,7 +228,15 @@ function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, opt
  * `name`: reference.bet before the gateway cases, reference.bet.after once more after them, for
  * half the duration (a check of the box's drift; the whole run stays under three minutes).
  */
-async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, name: string, durationSec = options.duration): Promise<void> {
+async function referenceCase(
+  sim: Sim,
+  redisUrl: string,
+  options: BenchOptions,
+  name: string,
+  durationSec = options.duration,
+  fixedRate?: { report: BenchReport },
+): Promise<void> {
+  const report = fixedRate?.report ?? ({} as Partial<BenchReport>);
   const port = await freePort();
   const prefix = 'wgwbench-ref';
   const players = identities(options.connections, name);
@@ -225,7 +251,17 @@ async function referenceCase(sim: Sim, redisUrl: string, options: BenchOptions, 
   const ref = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(ref));
-  await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  if (fixedRate !== undefined && report.fixedRate === undefined && saturated.errors === 0 && saturated.rps > 0) {
+    // The latency yardstick: a quarter of what the reference just carried, as a steady arrival rate.
+    report.fixedRate = { share: FIXED_RATE_SHARE, rps: Math.max(1, Math.round(saturated.rps * FIXED_RATE_SHARE)) };
+    await measure(`${name}${FIXED_RATE_SUFFIX}`, options, { server: ref, wallet: sim.service }, {
+      url,
+      connections: options.connections,
+      rate: report.fixedRate.rps,
+      request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()),
+    });
+  }
   await ref.stop();
   await clearSimCalls(sim);
 }
@@ -255,8 +291,8 @@ async function startGateway(
   return { url, prefix, service: s };
 }
 
-function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions): Promise<Child> {
-  return service('worker', [WORKER_ENTRY], engineEnv(0, sim, redisUrl, gateway.prefix, options), options);
+function startWorker(sim: Sim, redisUrl: string, gateway: Gateway, options: BenchOptions, extraEnv: Record<string, string> = {}): Promise<Child> {
+  return service('worker', [WORKER_ENTRY], { ...engineEnv(0, sim, redisUrl, gateway.prefix, options), ...extraEnv }, options);
 }
 
 /** GET /launch with Accept: application/json, one session per load connection. */
@@ -334,6 +370,13 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
 
   await measure(`gateway.bet@${options.lowConnections}`, options, { server: gateway.service, wallet: sim.service }, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
+  if (report.fixedRate !== undefined) {
+    const paced = { ...engineSpec(gateway, 'bet', ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
+    await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, { server: gateway.service, wallet: sim.service }, paced);
+    await clearSimCalls(sim);
+  } else {
+    report.skipped.push('fixed-rate latency case: needs the reference case of the same run (its rate is a quarter of the reference\'s req/s)');
+  }
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
   return { gateway, sessions, worker };
@@ -379,7 +422,7 @@ interface SimCall {
 
 /**
  * Retry throughput: with the worker stopped, N wins meet a credit fault armed for their first
- * attempt (code 2, a plain retry code) and are answered 202 pending; once every retry is due
+ * attempt (code 32, a plain retry code that is no outage evidence) and are answered 202 pending; once every retry is due
  * (RETRY_DELAY_UNIT=ms: 301 ms), a fresh worker starts and drains the backlog. The simulator's
  * call log times the retries.
  */
@@ -390,7 +433,9 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const bets = new PlacedQueue();
   const bet = await runLoad({ ...engineSpec(gateway, 'bet', ids, sessions, bets, options.connections), amount: jobs, durationSec: 60 });
   log(`worker case: ${bets.size} bets placed (${summary(bet)})`);
-  const armed = await http('POST', `${sim.url}/__sim/faults`, JSON.stringify({ type: 'failNext', op: 'credit', count: bets.size, code: 2 }), {
+  // Not code 2: it is outage evidence, and thousands of them open the wallet circuit breaker, whose
+  // recovery the worker then waits for (the case measured that, not the worker, until issue 16).
+  const armed = await http('POST', `${sim.url}/__sim/faults`, JSON.stringify({ type: 'failNext', op: 'credit', count: bets.size, code: Code.UserOffline }), {
     'content-type': 'application/json',
   });
   if (armed.status !== 200) throw new Error(`arming the credit fault: HTTP ${armed.status} ${armed.text}`);
@@ -404,13 +449,18 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const redis = new Redis(redisUrl);
   const pendingKey = keysFor(gateway.prefix).pendingIndex();
   const started = Date.now();
-  const fresh = await startWorker(sim, redisUrl, gateway, options);
+  // Without the retry limiter (WALLET_RETRY_RATE, default 500 jobs/s over all workers, the drain
+  // rate after an outage): the case measures what one worker can do, not the configured cap.
+  const fresh = await startWorker(sim, redisUrl, gateway, options, { WALLET_RETRY_RATE: '0' });
   let stillPending = 0;
+  // The worker's CPU from its first finished retry on (its start left out) to the drained backlog.
+  let firstDrop: { cpu: number; pending: number } | undefined;
   try {
     await waitFor(
       'retry backlog drained',
       async () => {
         stillPending = await redis.zcard(pendingKey);
+        if (firstDrop === undefined && stillPending < queued) firstDrop = { cpu: cpuMicros(fresh.pid), pending: stillPending };
         return stillPending === 0;
       },
       60_000,
@@ -419,6 +469,8 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   } finally {
     redis.disconnect();
   }
+  const workerCpu = firstDrop === undefined ? null : cpuMicros(fresh.pid) - firstDrop.cpu;
+  const retriedMeanwhile = firstDrop === undefined ? 0 : firstDrop.pending - stillPending;
   await fresh.stop();
   const calls = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=credit`)).text) as { calls: SimCall[] }).calls;
   await clearSimCalls(sim);
@@ -440,6 +492,7 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
     jobsPerSecond: span > 0 ? Math.round((retries.length - 1) / span) : 0,
     endToEndSeconds: Math.round((last - started) / 10) / 100,
     stillPending,
+    workerCpuUsPerRetry: workerCpu === null || retriedMeanwhile <= 0 ? null : Math.round(workerCpu / retriedMeanwhile),
     retryDelayUnit: 'ms',
   };
 }
@@ -505,10 +558,12 @@ function git(args: string[]): string {
 }
 
 function build(): string | undefined {
-  log('building (tsc -p tsconfig.build.json)');
+  log('building (tsc -p tsconfig.build.json, the Lua scripts copied beside it)');
   const out = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-  if (out.status === 0) return undefined;
-  return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
+  if (out.status !== 0) return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
+  // As `npm run build`: the store reads its scripts from beside its compiled code.
+  cpSync(join(ROOT, 'src/store/lua'), join(ROOT, 'dist/src/store/lua'), { recursive: true });
+  return undefined;
 }
 
 async function main(): Promise<void> {
@@ -550,7 +605,7 @@ async function main(): Promise<void> {
 
   const runs = (p: Part): boolean => options.only.includes(p);
   if (runs('direct')) await part('direct cases (a)', () => directCases(sim, options));
-  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet'));
+  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet', options.duration, { report }));
 
   if (!gatewayBuilt) {
     report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);

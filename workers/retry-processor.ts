@@ -1,9 +1,9 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { RetryJobData } from '../src/duties/queues';
-import { decideRetry, type DelayUnit } from '../src/duties/retry-policy';
+import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
-import type { WalletBreaker } from '../src/duties/wallet-breaker';
+import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
 import type { Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, TransactionStore } from '../src/store/transactions';
@@ -49,13 +49,25 @@ const WAIT_FOR_BREAKER_MS = 1_000;
 export function createRetryProcessor(deps: RetryProcessorDeps) {
   const { store, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
+  const plan = retryPlan(unit);
+
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
-    const record = await store.get(transactionId);
-    if (record === undefined) {
+    // The common run (a plain retry that is due, the breaker closed: gate() would say go) reads
+    // the record and starts its attempt in one step; any other run only reads it here.
+    const begun = await store.beginRetry(transactionId, {
+      now: now(),
+      mayStart: breaker.allowsCalls(),
+      inFlightUntil: now() + inFlightMs,
+      nextCheckAt: now() + graceMs,
+      plan,
+    });
+    if (begun === undefined) {
       logger.warn({ transaction_id: transactionId }, 'retry job for an unknown transaction; nothing to do');
       return 'missing';
     }
+    const { record } = begun;
+    if (begun.kind === 'started' && isRetryable(record)) return attempt(record, { kind: 'go' }, token);
     if (record.state !== 'pending') {
       await reconcileCompensatedDebit(record);
       return record.state;
@@ -109,15 +121,13 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     }
 
     // Count the try before it goes out: a crash mid-call still uses up one attempt.
-    const attempts = record.attempts + 1;
-    const priorHistory = record.history;
     const started = await store.settle(record, {
       state: 'pending',
       expect: ['pending'],
       // One run starts this attempt: a concurrent run that read the same record loses here.
       expectAttempts: record.attempts,
-      attempts,
-      history: [...priorHistory, 'unknown'],
+      attempts: record.attempts + 1,
+      history: [...record.history, 'unknown'],
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
@@ -125,12 +135,18 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       if (gate.kind === 'trial') await breaker.trialUnused();
       return 'settled-elsewhere';
     }
+    return attempt(record, gate, token);
+  };
 
+  /** The wallet attempt of a run whose start is recorded (`record` as it was before that start). */
+  async function attempt(record: TransactionRecord & { kind: 'credit' | 'rollback' }, gate: RetryGate, token: string | undefined): Promise<string> {
+    const attempts = record.attempts + 1;
+    const priorHistory = record.history;
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
     if (gate.kind === 'trial') await breaker.trialDone(record.transactionId, { outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
     return apply(record, next, token);
-  };
+  }
 
   async function apply(record: TransactionRecord, next: RetryNext, token: string | undefined): Promise<string> {
     const log = logger.child({ transaction_id: record.transactionId, kind: record.kind, compensation: record.isCompensation });

@@ -1,4 +1,4 @@
-import { isSuccess, retryClass } from '../wallet/codes';
+import { WALLET_CODES, isSuccess, retryClass } from '../wallet/codes';
 
 /** What one wallet attempt came back with: its result code, or `unknown` (timeout, reset, unparseable). */
 export type AttemptResult = number | 'unknown';
@@ -48,4 +48,23 @@ export function decideRetry(history: readonly AttemptResult[], unit: DelayUnit):
   }
   const n = retriesMade + 1;
   return { retry: true, n, delayMs: retryDelayMs(n, unit) };
+}
+
+/**
+ * The plain part of decideRetry as data, for the store's one-step retry start (begin-retry-2.lua):
+ * a last answer that is unknown or one of these codes, with retries left, is retried after
+ * delaysMs[n - 1]. Everything else (34/39, a final code, no retries left) is decided by
+ * decideRetry itself.
+ */
+export interface RetryPlan {
+  readonly plainRetryCodes: readonly number[];
+  /** The delay before retry n at index n - 1, for n = 1..MAX_RETRIES. */
+  readonly delaysMs: readonly number[];
+}
+
+export function retryPlan(unit: DelayUnit): RetryPlan {
+  return {
+    plainRetryCodes: WALLET_CODES.filter((c) => retryClass(c.code) === 'retry').map((c) => c.code),
+    delaysMs: Array.from({ length: MAX_RETRIES }, (_, i) => retryDelayMs(i + 1, unit)),
+  };
 }

@@ -1,3 +1,5 @@
+import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Engine } from '../engine';
 import type { Logger } from '../observability/logger';
@@ -54,4 +56,29 @@ export function createApp(deps: AppDeps): Express {
   app.use((_req, res) => sendError(res, notFound()));
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+/**
+ * The app's HTTP server, whose requests and responses are born with the app's own prototypes.
+ * Express sets those prototypes on every request it handles (`Object.setPrototypeOf` in
+ * `app.handle`); on an object built with node's plain ones that re-shapes it after node's HTTP code
+ * has already seen it, and node's own per-request code then runs on objects of changing shapes (the
+ * cost showed up in node's frames, not Express's). Born with them, the swap is a no-op.
+ */
+export function createAppServer(app: Express): Server {
+  function AppRequest(this: IncomingMessage, socket: Socket): void {
+    IncomingMessage.call(this, socket);
+  }
+  AppRequest.prototype = app.request;
+  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: object): void {
+    (ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: object) => void).call(this, req, options);
+  }
+  AppResponse.prototype = app.response;
+  return createServer(
+    {
+      IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
+      ServerResponse: AppResponse as unknown as typeof ServerResponse,
+    },
+    app,
+  );
 }

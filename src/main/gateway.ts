@@ -7,7 +7,7 @@ import { loadGatewayConfig, type GatewayConfig } from '../config/env';
 import { createDuties, type QueueDuties } from '../duties/queues';
 import { openGuardedWallet, type WalletBreaker } from '../duties/wallet-breaker';
 import { createEngine } from '../engine';
-import { createApp } from '../http/app';
+import { createApp, createAppServer } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
 import { createClosers, runUntilSignal, startWith, type Closers, type Running } from '../lib/lifecycle';
@@ -99,7 +99,12 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.PORT, options.host ?? '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = createAppServer(app);
+    s.once('error', reject);
+    s.listen(config.PORT, options.host ?? '0.0.0.0', () => {
+      s.off('error', reject);
+      resolve(s);
+    });
   });
   applyServerTimeouts(server);
   closers.defer('server', () => drain(server, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS));

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
+import type { RetryPlan } from '../duties/retry-policy';
 import type { Keys } from './keys';
 import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
 import { defineScript, registerScripts, runScript } from './scripts';
@@ -121,8 +122,26 @@ export type CompensationStartResult =
   | { readonly kind: 'linked'; readonly compensationId: string }
   | { readonly kind: 'not_pending'; readonly state: TransactionState | undefined };
 
+/** A worker's retry run, first step (begin-retry-2.lua). */
+export interface BeginRetryInput {
+  readonly now: number;
+  /** False: only read (the wallet circuit breaker is not closed, so no attempt may start here). */
+  readonly mayStart: boolean;
+  readonly inFlightUntil: number;
+  readonly nextCheckAt: number;
+  readonly plan: RetryPlan;
+}
+
+/**
+ * `started`: the attempt was started as the worker's own settle would start it, and `record` is
+ * the record from before that. `read`: nothing changed; the worker's own checks decide.
+ */
+export type BeginRetryResult = { readonly kind: 'started' | 'read'; readonly record: TransactionRecord };
+
 export interface TransactionStore {
   claim(input: ClaimInput): Promise<ClaimResult>;
+  /** Reads a record for a retry run and, when nothing stands in the way, starts its attempt; one round trip. */
+  beginRetry(transactionId: string, input: BeginRetryInput): Promise<BeginRetryResult | undefined>;
   get(transactionId: string): Promise<TransactionRecord | undefined>;
   /** Applies the update if the record is in an expected state; false if it was not. One round trip. */
   settle(record: RecordRef, update: SettleUpdate): Promise<boolean>;
@@ -181,7 +200,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     String(PLAYER_RECENT_CAP),
     ...newRecordFields(record, now),
   ],
-}));
+}), { packed: true });
 
 const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-10', ({ keys, retentionSeconds, now, record, update }) => ({
   keys: [
@@ -214,7 +233,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     String(ATTEMPT_LOG_CAP),
     ...updateFields(update, now),
   ],
-}));
+}), { packed: true });
 
 const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-9', ({ keys, retentionSeconds, now, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
@@ -272,13 +291,26 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
   };
 });
 
+const beginRetryScript = defineScript<{ keys: Keys; transactionId: string } & BeginRetryInput>('begin-retry-2', ({ keys, transactionId, ...input }) => ({
+  keys: [keys.transaction(transactionId), keys.pendingIndex()],
+  args: [
+    transactionId,
+    String(input.now),
+    input.mayStart ? '1' : '0',
+    String(input.inFlightUntil),
+    String(input.nextCheckAt),
+    input.plan.plainRetryCodes.join(','),
+    input.plan.delaysMs.join(','),
+  ],
+}), { packed: true });
+
 const openInRoundScript = defineScript<{ keys: Keys; record: RecordRef }>('open-in-round-2', ({ keys, record }) => ({
   keys: [keys.transaction(record.transactionId), roundKeyOf(keys, record)],
   args: [],
 }));
 
 export function createTransactionStore(redis: Redis, keys: Keys, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
-  registerScripts(redis, [claimScript, settleScript, beginCompensationScript, openInRoundScript, resolveScript]);
+  registerScripts(redis, [claimScript, settleScript, beginRetryScript, beginCompensationScript, openInRoundScript, resolveScript]);
   const context = (): StoreContext => ({ keys, retentionSeconds, now: clock() });
 
   return {
@@ -288,6 +320,12 @@ export function createTransactionStore(redis: Redis, keys: Keys, retentionSecond
       if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))!, sessionBalance: balance };
       if (kind === 'claimed' || kind === 'deferred') return { kind, sessionBalance: balance ?? '0' };
       return { kind } as ClaimResult;
+    },
+
+    async beginRetry(transactionId, input) {
+      const [kind, ...rest] = (await runScript(redis, beginRetryScript, { keys, transactionId, ...input })) as string[];
+      const record = kind === undefined ? undefined : decodeRecord(pairsToObject(rest));
+      return record === undefined ? undefined : { kind: kind as BeginRetryResult['kind'], record };
     },
 
     async get(transactionId) {

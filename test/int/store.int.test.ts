@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
+import { retryPlan } from '../../src/duties/retry-policy';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
@@ -263,6 +264,38 @@ describe('transaction store', () => {
     expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     // the win closed the round
     expect(await claim(tx('rollback', 'rf2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'round_closed' });
+  });
+
+  it("starts a due plain retry in its read exactly as the worker's settle starts it, and only reads anything else", async () => {
+    const plan = retryPlan('ms');
+    const keys = keysFor(prefix);
+    const pending = async (id: string) => ({ record: await txs.get(id), score: await redis.zscore(keys.pendingIndex(), id) });
+    // Two wins whose inline attempts answered 2 (a plain retry code), one started each way.
+    for (const id of ['w-br-a', 'w-br-b']) {
+      await claim(tx('debit', `b-${id}`, `r-${id}`));
+      await claim(tx('credit', id, `r-${id}`, { referenceTransactionId: `b-${id}` }));
+      expect(await txs.settle(tx('credit', id, `r-${id}`), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 2, history: [2], nextCheckAt: now })).toBe(true);
+    }
+    const due = now + plan.delaysMs[0]!;
+    const start = { now: due, mayStart: true, inFlightUntil: due + 5000, nextCheckAt: due + 7000, plan };
+    expect(await txs.beginRetry('w-br-a', { ...start, now: due - 1 })).toMatchObject({ kind: 'read', record: { attempts: 1, history: [2] } });
+    expect(await txs.beginRetry('w-br-a', { ...start, mayStart: false })).toMatchObject({ kind: 'read', record: { attempts: 1 } });
+    expect(await txs.beginRetry('w-br-a', start)).toMatchObject({ kind: 'started', record: { attempts: 1, history: [2], inFlightUntil: null } });
+    const b = (await txs.get('w-br-b'))!;
+    const viaSettle = createTransactionStore(redis, keys, 3600, () => due);
+    await viaSettle.settle(b, { state: 'pending', expect: ['pending'], expectAttempts: 1, attempts: 2, history: [2, 'unknown'], inFlightUntil: due + 5000, nextCheckAt: due + 7000 });
+    const [a, settled] = [await pending('w-br-a'), await pending('w-br-b')];
+    const comparable = (p: typeof a) => ({ ...p, record: { ...p.record, transactionId: '', bodyHash: '', roundId: '', walletRoundId: '', referenceTransactionId: '', walletBody: '' } });
+    expect(comparable(a)).toEqual(comparable(settled));
+    expect(a.record).toMatchObject({ attempts: 2, history: [2, 'unknown'], inFlightUntil: due + 5000, updatedAt: due });
+    // In flight now: a second run only reads.
+    expect(await txs.beginRetry('w-br-a', start)).toMatchObject({ kind: 'read', record: { attempts: 2 } });
+    // A 34 (limited) and a missing record are left to the worker's own checks.
+    await claim(tx('debit', 'b-w-br-c', 'r-w-br-c'));
+    await claim(tx('credit', 'w-br-c', 'r-w-br-c', { referenceTransactionId: 'b-w-br-c' }));
+    await txs.settle(tx('credit', 'w-br-c', 'r-w-br-c'), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 34, history: [34], nextCheckAt: now });
+    expect(await txs.beginRetry('w-br-c', start)).toMatchObject({ kind: 'read', record: { attempts: 1 } });
+    expect(await txs.beginRetry('w-br-none', start)).toBeUndefined();
   });
 
   it('gives the round back when the closing call is refused', async () => {

@@ -33,16 +33,29 @@ function report(cases: Record<string, CaseResult>, memory: BenchReport['memory']
 const target = (r: BenchReport, prefix: string) => derive(r).targets.find((t) => t.name.startsWith(prefix));
 
 it('divides by the mean of the reference runs before and after the gateway cases', () => {
-  const r = report({ 'reference.bet': load(3000), 'reference.bet.after': load(2000), 'gateway.bet': load(1300), 'gateway.balance': load(1400) });
-  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.52);
+  const r = report({ 'reference.bet': load(3000), 'reference.bet.after': load(2000), 'gateway.bet': load(1900), 'gateway.balance': load(1400) });
+  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.76);
   expect(target(r, 'gateway bet')?.met).toBe(true);
-  expect(target(r, 'gateway balance')).toMatchObject({ value: 0.56, met: false });
 });
 
 it('uses the one reference run there is', () => {
-  const r = report({ 'reference.bet': load(3000), 'gateway.win': load(1400) });
-  expect(derive(r).ratios['gateway.win / reference.bet']).toBe(0.47);
+  const r = report({ 'reference.bet': load(3000), 'gateway.win': load(2200) });
+  expect(derive(r).ratios['gateway.win / reference.bet']).toBe(0.73);
   expect(target(r, 'gateway win')?.met).toBe(false);
+});
+
+it('judges balance against the direct wallet balance', () => {
+  const r = report({ 'reference.bet': load(3000), 'direct.balance': load(8000), 'gateway.balance': load(5900) });
+  expect(target(r, 'gateway balance')).toMatchObject({ name: 'gateway balance / direct wallet balance', value: 0.74, met: false });
+});
+
+it('judges latency at the fixed rate against the reference at the same rate', () => {
+  const r = {
+    ...report({ 'reference.bet@25%': load(500, { p50: 4, p99: 20 }), 'gateway.bet@25%': load(500, { p50: 4.9, p99: 25.5 }) }),
+    fixedRate: { share: 0.25, rps: 500 },
+  };
+  expect(target(r, 'bet p50 over reference')).toMatchObject({ name: 'bet p50 over reference at 500 req/s (ms)', value: 0.9, met: true });
+  expect(target(r, 'bet p99 over reference')).toMatchObject({ value: 5.5, met: false });
 });
 
 it('judges RSS on the last endurance sample when there is one, else on the ordinary cases', () => {

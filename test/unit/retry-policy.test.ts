@@ -1,5 +1,5 @@
-import { decideRetry, retryDelayMs, type AttemptResult } from '../../src/duties/retry-policy';
-import { Code } from '../../src/wallet/codes';
+import { MAX_RETRIES, decideRetry, retryDelayMs, retryPlan, type AttemptResult } from '../../src/duties/retry-policy';
+import { Code, WALLET_CODES, retryClass } from '../../src/wallet/codes';
 
 describe('retryDelayMs', () => {
   it.each([
@@ -88,5 +88,23 @@ describe('decideRetry', () => {
 
   it('needs at least one attempt', () => {
     expect(() => decideRetry([], 'ms')).toThrow(RangeError);
+  });
+});
+
+describe('retryPlan (the plain part of decideRetry, as data for the store)', () => {
+  it.each(['ms', 's'] as const)('retries what it lists after the delay it lists, and lists nothing decideRetry would not retry (%s)', (unit) => {
+    const plan = retryPlan(unit);
+    const codes = WALLET_CODES.map((c) => c.code);
+    for (const last of [...codes, 'unknown' as const]) {
+      const listed = last === 'unknown' || plan.plainRetryCodes.includes(last);
+      for (let entries = 1; entries <= MAX_RETRIES + 1; entries += 1) {
+        const history = [...Array<AttemptResult>(entries - 1).fill(2), last];
+        const decision = decideRetry(history, unit);
+        if (listed && entries <= plan.delaysMs.length) expect(decision).toEqual({ retry: true, n: entries, delayMs: plan.delaysMs[entries - 1] });
+        // Not listed: a limited code may still retry, but through decideRetry only.
+        if (!listed && decision.retry) expect(retryClass(last as number)).toBe('limited');
+      }
+    }
+    expect(plan.delaysMs).toHaveLength(MAX_RETRIES);
   });
 });

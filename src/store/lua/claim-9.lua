@@ -13,19 +13,20 @@
     KEYS[8] time index (operators)
     KEYS[9] the player's recent records (operators)
 
-    ARGV[1]  kind: debit | credit | rollback
-    ARGV[2]  body hash (idempotency)
-    ARGV[3]  lease until (ms): the sweeper leaves the record alone until then
-    ARGV[4]  round closed: '1' | '0'
-    ARGV[5]  reference id (the engine's bet_transaction_id; '' for a debit)
-    ARGV[6]  the engine's round id
-    ARGV[7]  amount in minor units
-    ARGV[8]  round retention (seconds)
-    ARGV[9]  transaction id
-    ARGV[10] session ttl (seconds; '' leaves the expiry)
-    ARGV[11] created at (ms)
-    ARGV[12] how many of the player's recent records are kept
-    ARGV[13..] the new record's field/value pairs
+    ARGV[1]  the arguments below as one JSON array of strings (args[n]):
+    [1]   kind: debit | credit | rollback
+    [2]   body hash (idempotency)
+    [3]   lease until (ms): the sweeper leaves the record alone until then
+    [4]   round closed: '1' | '0'
+    [5]   reference id (the engine's bet_transaction_id; '' for a debit)
+    [6]   the engine's round id
+    [7]   amount in minor units
+    [8]   round retention (seconds)
+    [9]   transaction id
+    [10]  session ttl (seconds; '' leaves the expiry)
+    [11]  created at (ms)
+    [12]  how many of the player's recent records are kept
+    [13..] the new record's field/value pairs
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -35,9 +36,10 @@
 ]]
 local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenKey, tokenSessionsKey, timeKey, playerKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local kind, bodyHash, leaseUntil, closesRound = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
-local referenceId, engineRoundId, amountMinor = ARGV[5], ARGV[6], ARGV[7]
-local retentionSeconds, id, sessionTtl, createdAt, playerCap = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+local args = cjson.decode(ARGV[1])
+local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[4] == '1'
+local referenceId, engineRoundId, amountMinor = args[5], args[6], args[7]
+local retentionSeconds, id, sessionTtl, createdAt, playerCap = args[8], args[9], args[10], args[11], args[12]
 local FIRST_FIELD = 13
 
 --- @include "includes/pending-index"
@@ -74,7 +76,7 @@ else
   if betAmount ~= amountMinor then return {'amount_mismatch'} end
 end
 
-redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
+redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
 indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:

@@ -30,32 +30,34 @@
     KEYS[9] the record's attempt log
     KEYS[10] token's watched debits
 
-    ARGV[1]  transaction id
-    ARGV[2]  new state
-    ARGV[3]  final: '1' | '0'
-    ARGV[4]  release round: '1' | '0' (a refused call gives its round back)
-    ARGV[5]  retention (seconds)
-    ARGV[6]  next check at (ms; a state that is not final)
-    ARGV[7]  session balance ('' = leave it)
-    ARGV[8]  now (ms)
-    ARGV[9]  debit state ('' = leave the referenced debit alone)
-    ARGV[10] expected states, comma separated
-    ARGV[11] expected attempts ('' = any)
-    ARGV[12] watch the debit until (ms; '' = no watch)
-    ARGV[13] the debit's first re-check (ms)
-    ARGV[14] the attempt this settle records, as an attempt-log entry ('' = none)
-    ARGV[15] the attempt log's cap (entries)
-    ARGV[16..] field/value pairs to set
+    ARGV[1]  the arguments below as one JSON array of strings (args[n]):
+    [1]   transaction id
+    [2]   new state
+    [3]   final: '1' | '0'
+    [4]   release round: '1' | '0' (a refused call gives its round back)
+    [5]   retention (seconds)
+    [6]   next check at (ms; a state that is not final)
+    [7]   session balance ('' = leave it)
+    [8]   now (ms)
+    [9]   debit state ('' = leave the referenced debit alone)
+    [10]  expected states, comma separated
+    [11]  expected attempts ('' = any)
+    [12]  watch the debit until (ms; '' = no watch)
+    [13]  the debit's first re-check (ms)
+    [14]  the attempt this settle records, as an attempt-log entry ('' = none)
+    [15]  the attempt log's cap (entries)
+    [16..] field/value pairs to set
 
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, sessionKey, debitKey, recheckKey, attemptsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local tokenWatchKey = KEYS[10]
-local id, newState, final, releaseRound = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4] == '1'
-local retentionSeconds, nextCheckAt, sessionBalance, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local debitState, expectedStates, expectedAttempts = ARGV[9], ARGV[10], ARGV[11]
-local watchUntil, firstRecheck, attempt, attemptCap = ARGV[12], ARGV[13], ARGV[14], ARGV[15]
+local args = cjson.decode(ARGV[1])
+local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args[4] == '1'
+local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
+local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
+local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
 local FIRST_FIELD = 16
 
 --- @include "includes/pending-index"
@@ -74,7 +76,7 @@ if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
 
-redis.call('HSET', txKey, unpack(ARGV, FIRST_FIELD))
+redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
 if newState == 'dead' then
   redis.call('ZREM', pendingKey, id)
   redis.call('SADD', tokenPendingKey, id)
