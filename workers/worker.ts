@@ -5,9 +5,9 @@ import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
-import { keysFor } from '../src/store/keys';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
+import { shardLayoutFor } from '../src/store/shards';
 import { createTransactionStore } from '../src/store/transactions';
 import type { WalletClient } from '../src/wallet/protocol';
 import { openGuardedWallet } from '../src/duties/wallet-breaker';
@@ -84,8 +84,9 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   closers.defer('redis', () => closeRedis(redis));
   const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
-  const keys = keysFor(config.QUEUE_PREFIX);
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now, observeCalls: false });
+  const layout = shardLayoutFor(config);
+  // What every process shares (the wallet breaker) lives in shard 0.
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys: layout.keys(0), logger, metrics, wallet: deps.wallet, now, observeCalls: false });
   closers.defer('wallet client', () => wallet.close());
   closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);
@@ -96,10 +97,10 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     );
   }
 
-  const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
+  const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
   // The worker never creates or renews sessions; it ends them with their token's terminate.
-  const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
-  const queues = createQueues(bullmq, config.QUEUE_PREFIX, throttledErrorLog(logger, 'queue error'));
+  const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+  const queues = createQueues(bullmq, layout, throttledErrorLog(logger, 'queue error'));
   closers.defer('queues', () => queues.close());
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   const graceMs = 2 * locks.lockDuration;
@@ -118,12 +119,13 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     breaker,
     now,
   };
-  const processRetry = createRetryProcessor({
+  const retryProcessorOf = (shard: number) => createRetryProcessor({
     store,
+    shard,
     wallet,
     breaker,
     // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
-    rateLimit: (ms) => queues.retry.rateLimit(ms),
+    rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
     logger,
     metrics,
     unit: config.RETRY_DELAY_UNIT,
@@ -151,19 +153,28 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     now,
   });
 
-  const common = { connection: bullmq, prefix: config.QUEUE_PREFIX, ...locks, settings: { backoffStrategy } };
+  const common = { connection: bullmq, ...locks, settings: { backoffStrategy } };
+  // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
+  // over the shards, so N shards do not multiply what one worker may send at once.
+  const perShard = (total: number): number => Math.max(1, Math.ceil(total / layout.count));
   const workers = [
-    new Worker<RetryJobData>(QUEUE_NAMES.retry, processRetry, {
-      ...common,
-      concurrency: config.WORKER_CONCURRENCY,
-      // The ceiling a backlog drains at after an outage, over all workers (0: none).
-      ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: config.WALLET_RETRY_RATE, duration: 1000 } } : {}),
+    ...layout.all.flatMap((shard) => {
+      const prefix = layout.queuePrefix(shard);
+      return [
+        new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
+          ...common,
+          prefix,
+          concurrency: perShard(config.WORKER_CONCURRENCY),
+          // The ceiling a backlog drains at after an outage, over all workers (0: none).
+          ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perShard(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
+        }),
+        new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) }),
+      ];
     }),
-    new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, concurrency: 10 }),
     new Worker(
       QUEUE_NAMES.upkeep,
       async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
-      { ...common, concurrency: 1 },
+      { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
     ),
   ];
   // Graceful: the jobs in hand finish, no new one starts.
@@ -198,7 +209,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     return firstSweep;
   });
   logger.info(
-    { prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
+    { prefix: config.QUEUE_PREFIX, shards: layout.count, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
     'worker started',
   );
 

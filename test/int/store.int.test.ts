@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { keysFor } from '../../src/store/keys';
+import { shardLayout } from '../../src/store/shards';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
 import { codedError } from '../../src/lib/error-codes';
@@ -20,9 +21,8 @@ const now = 1_700_000_000_000;
 
 beforeAll(async () => {
   redis = createRedis(redisUrl());
-  const keys = keysFor(prefix);
-  sessions = createSessionStore(redis, keys, 3600);
-  txs = createTransactionStore(redis, keys, 3600, () => now);
+  sessions = createSessionStore(redis, shardLayout(prefix, 1), 3600);
+  txs = createTransactionStore(redis, shardLayout(prefix, 1), 3600, () => now);
   sessionId = ((await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!).sessionId;
 });
 
@@ -78,7 +78,7 @@ describe('session store', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const store = createSessionStore(spy, keysFor(prefix), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
+    const store = createSessionStore(spy, shardLayout(prefix, 1), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
     const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now)));
     const [a, b, c] = made.map((m) => m!.sessionId) as [string, string, string];
     // the first one was trimmed (two entries at most): one read; the others come from memory
@@ -102,7 +102,7 @@ describe('transaction store', () => {
     expect(dup.kind).toBe('duplicate');
     expect(dup.kind === 'duplicate' && dup.record).toMatchObject({ transactionId: 'b1', state: 'pending', attempts: 0, playerId: '18446744073709551615' });
     expect(await claim(tx('debit', 'b1', 'r1', { bodyHash: 'other' }))).toEqual({ kind: 'conflict' });
-    expect(await txs.dueForSweep(now + 1000, 10)).toContain('b1');
+    expect(await txs.dueForSweep(0, now + 1000, 10)).toContain('b1');
   });
 
   it("answers a duplicate with the session's balance, or null once the session is gone", async () => {
@@ -297,7 +297,7 @@ describe('transaction store', () => {
     expect(comp).toMatchObject({ kind: 'rollback', state: 'pending', isCompensation: true, referenceTransactionId: 'b5' });
     await txs.settle(comp, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], debitState: 'compensated' });
     expect(await txs.get('b5')).toMatchObject({ state: 'compensated' });
-    expect(await txs.dueForSweep(Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
+    expect(await txs.dueForSweep(0, Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
   });
 
   it('lists dead records until they are driven again', async () => {
