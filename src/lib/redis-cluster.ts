@@ -116,7 +116,7 @@ export class ClusterTopology {
   }
 
   /** Every slot served, `masters` masters each with a replica in sync, every live node saying cluster_state:ok. */
-  private async waitHealthy(masters: number, timeoutMs: number, replicas = true): Promise<void> {
+  private async waitHealthy(masters: number, timeoutMs: number, replicas = true, gone?: string): Promise<void> {
     await waitFor(
       `the cluster healthy (${masters} masters${replicas ? ' with a replica each' : ''})`,
       async () => {
@@ -128,6 +128,7 @@ export class ClusterTopology {
         const nodes = await this.nodes();
         const live = nodes.filter((n) => !n.flags.includes('fail') && !n.flags.includes('fail?'));
         const serving = live.filter((n) => n.flags.includes('master') && n.slots > 0);
+        if (gone !== undefined && serving.some((n) => n.address === gone)) return false;
         if (serving.length !== masters || serving.reduce((n, m) => n + m.slots, 0) !== 16384) return false;
         if (!replicas) return true;
         for (const master of serving) {
@@ -159,7 +160,7 @@ export class ClusterTopology {
     if (victim === undefined) throw new Error(`the cluster names ${killed}, which is none of the topology's servers`);
     await victim.kill();
     this.down = victim;
-    await this.waitHealthy(masters.length, FAILOVER_TIMEOUT_MS, false);
+    await this.waitHealthy(masters.length, FAILOVER_TIMEOUT_MS, false, killed);
     const promoted = (await this.masters()).find((m) => !masters.includes(m)) ?? '?';
     return { killed, promoted };
   }

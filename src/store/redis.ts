@@ -106,13 +106,16 @@ export function createRedis(target: RedisTarget | string, options: ConnectionOpt
  */
 function createCluster(
   t: Extract<RedisTarget, { kind: 'cluster' }>,
-  common: { maxRetriesPerRequest: number | null; enableAutoPipelining: boolean; connectionName?: string },
+  common: { maxRetriesPerRequest: number | null; connectionName?: string },
   onError: ((err: Error) => void) | undefined,
 ): Cluster {
   const cluster = new Cluster(
     t.nodes.map((n) => ({ host: n.host, port: n.port })),
     {
-      enableAutoPipelining: common.enableAutoPipelining,
+      // Off on a cluster: an auto-pipeline that mixes a MOVED (a failover) or a NOSCRIPT (a promoted
+      // replica) with other replies hands that error to the caller instead of following it; a
+      // command sent on its own is redirected, retried, and its script reloaded by ioredis.
+      enableAutoPipelining: false,
       clusterRetryStrategy: (times: number) => Math.min(100 * times, 1000),
       // A failover takes the cluster-node-timeout and an election: keep a command's redirections
       // and retries going for that long rather than failing the request.
