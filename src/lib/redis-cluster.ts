@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Child, baseEnv } from './child';
-import { RedisServer } from './redis-server';
+import { RedisServer, askRedis as ask } from './redis-server';
 import { waitFor } from './wait-for';
 
 /**
@@ -25,16 +24,6 @@ export interface ClusterTopologyOptions {
 const FAILOVER_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 60_000;
 
-async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
 
 /** One line of CLUSTER NODES: the node's address, its flags, and the slots it serves. */
 interface NodeLine {

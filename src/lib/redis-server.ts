@@ -134,3 +134,15 @@ export async function ensureRedis(url: string, options: RedisServerOptions = {})
   const server = await RedisServer.start(options);
   return { url: server.url, server, stop: () => server.stop() };
 }
+
+/** One short-lived connection to a loopback Redis on `port` for one question (the topologies' probes). */
+export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
