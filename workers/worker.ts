@@ -15,6 +15,7 @@ import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
+import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
 import { deadCheck, endWatchAtTerminate, recheckWatchedDebit, sweep, type UpkeepDeps } from './upkeep';
 
 /**
@@ -33,6 +34,9 @@ export function lockSettings(walletTimeoutMs: number): { lockDuration: number; s
 
 /** How often held work looks again: an ending session at its pending set, a round closer at its round. */
 export const HELD_RECHECK_MS = 1_000;
+
+/** How often each Worker's fetching is looked at (workers/fetch-watchdog.ts): stuck for two looks, it is replaced. */
+const FETCH_WATCHDOG_MS = 10_000;
 
 export interface WorkerDeps {
   readonly config: WorkerConfig;
@@ -157,29 +161,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
   // over the shards, so N shards do not multiply what one worker may send at once.
   const perShard = (total: number): number => Math.max(1, Math.ceil(total / layout.count));
-  const workers = [
-    ...layout.all.flatMap((shard) => {
-      const prefix = layout.queuePrefix(shard);
-      return [
-        new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
-          ...common,
-          prefix,
-          concurrency: perShard(config.WORKER_CONCURRENCY),
-          // The ceiling a backlog drains at after an outage, over all workers (0: none).
-          ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perShard(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
-        }),
-        new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) }),
-      ];
-    }),
-    new Worker(
-      QUEUE_NAMES.upkeep,
-      async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
-      { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
-    ),
-  ];
-  // Graceful: the jobs in hand finish, no new one starts.
-  closers.defer('workers', () => Promise.all(workers.map((w) => w.close())));
-  for (const worker of workers) {
+  const watched = (worker: Worker): Worker => {
     worker.on('error', throttledErrorLog(logger.child({ queue: worker.name }), 'worker error'));
     // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
     worker.on('failed', (job, err) => {
@@ -187,7 +169,46 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
     });
     worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, 'job stalled (its worker stopped renewing it): picked up again'));
-  }
+    return worker;
+  };
+  const slots: WorkerSlot[] = [
+    ...layout.all.flatMap((shard) => {
+      const prefix = layout.queuePrefix(shard);
+      return [
+        {
+          queue: queues.shards[shard]!.retry,
+          make: () =>
+            watched(
+              new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
+                ...common,
+                prefix,
+                concurrency: perShard(config.WORKER_CONCURRENCY),
+                // The ceiling a backlog drains at after an outage, over all workers (0: none).
+                ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perShard(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
+              }),
+            ),
+        },
+        {
+          queue: queues.shards[shard]!.terminate,
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) })),
+        },
+      ];
+    }),
+    {
+      queue: queues.upkeep,
+      make: () =>
+        watched(
+          new Worker(
+            QUEUE_NAMES.upkeep,
+            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
+            { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
+          ),
+        ),
+    },
+  ];
+  const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, mayRun: () => breaker.allowsCalls(), logger });
+  // Graceful: the jobs in hand finish, no new one starts.
+  closers.defer('workers', () => workers.close());
 
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.deadCheck, { every: config.DEAD_CHECK_INTERVAL_MS }, { name: UPKEEP_JOBS.deadCheck });
