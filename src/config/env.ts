@@ -52,7 +52,7 @@ const shared = {
    * Shards the keys and queues are split into (each one hash slot, by player); fixed at deploy
    * time (docs/operators.md). Default 1, or 16 with REDIS_CLUSTER_NODES.
    */
-  REDIS_SHARDS: z.coerce.number().int().min(1).max(1024).optional(),
+  REDIS_SHARDS: z.coerce.number().int().min(1).max(256).optional(),
   /** Replicas that must acknowledge (WAIT) an answer's writes before the engine gets it; 0 = none asked. */
   REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   REDIS_WAIT_MS: positiveInt.default(500),

@@ -46,13 +46,15 @@ export function slotOfTag(tag: string): number {
 
 /**
  * Shard k's tag is `${prefix}-s${k}`, or `${prefix}-s${k}.${j}` with the first j that puts its slot in
- * the k-th count-th of the slot space. A cluster whose masters own equal contiguous slot ranges
- * (what `redis-cli --cluster create` makes) then holds an even share of the shards on each master;
- * plain CRC16 of 16 tags can put half of them on one master.
+ * the first sixteenth of the k-th count-th of the slot space. A cluster whose masters own equal
+ * contiguous slot ranges (what `redis-cli --cluster create` makes) then holds an even share of the
+ * shards on each master, the same shards whatever the prefix (a slot at the start of its range does
+ * not fall on either side of a master boundary by chance); plain CRC16 of 16 tags can put half of
+ * them on one master.
  */
 export function shardTag(prefix: string, shard: number, count: number): string {
   const from = Math.floor((shard * CLUSTER_SLOTS) / count);
-  const to = Math.floor(((shard + 1) * CLUSTER_SLOTS) / count);
+  const to = from + Math.max(1, Math.floor((Math.floor(((shard + 1) * CLUSTER_SLOTS) / count) - from) / 16));
   const inRange = (tag: string): boolean => {
     const slot = slotOfTag(tag);
     return slot >= from && slot < to;

@@ -16,14 +16,15 @@ describe('shard layout', () => {
     expect(layout.shardOfPlayer('p', 's')).toBe(0);
   });
 
-  it('tags every key of a shard with the shard, one slot per shard, an even share of the slot space each', () => {
+  it('tags every key of a shard with the shard, one slot per shard, each at the start of its share of the slot space', () => {
     const count = 16;
     const layout = shardLayout('wgw', count);
     const slots = layout.all.map((k) => layout.slot(k));
     expect(new Set(slots).size).toBe(count);
     for (const k of layout.all) {
+      // At the start of the shard's share of the slot space: 3 equal masters hold shards 0-5, 6-10, 11-15.
       expect(slots[k]).toBeGreaterThanOrEqual(Math.floor((k * CLUSTER_SLOTS) / count));
-      expect(slots[k]).toBeLessThan(Math.floor(((k + 1) * CLUSTER_SLOTS) / count));
+      expect(slots[k]).toBeLessThan(Math.floor((k * CLUSTER_SLOTS) / count) + CLUSTER_SLOTS / count / 16);
       const keys = layout.keys(k);
       const tag = `{${shardTag('wgw', k, count)}}`;
       expect(layout.queuePrefix(k)).toBe(tag);
@@ -44,6 +45,14 @@ describe('shard layout', () => {
     const counts = new Array<number>(16).fill(0);
     for (let i = 0; i < 1600; i += 1) counts[layout.shardOfPlayer(`player-${i}`, '7')]! += 1;
     for (const n of counts) expect(n).toBeGreaterThan(50);
+  });
+
+  it('puts the same shards on each of 3 equal masters whatever the prefix', () => {
+    const masterOf = (slot: number): number => (slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2);
+    for (const prefix of ['wgw', 'wgw-run-7-a1b2c3', 'x']) {
+      const layout = shardLayout(prefix, 16);
+      expect(layout.all.map((k) => masterOf(layout.slot(k)))).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+    }
   });
 
   it('refuses a prefix with braces when it adds tags of its own', () => {
