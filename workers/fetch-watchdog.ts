@@ -10,9 +10,10 @@ import type { Logger } from '../src/observability/logger';
  * sweeper cannot help: the job is live, so it leaves it to the queue.
  *
  * Every `intervalMs` each slot is looked at: a Worker that started no job since the last look while
- * its queue holds waiting jobs gets a strike; two in a row and it is closed (not awaited: a stuck
- * loop may never finish closing) and a new one made in its place. Not while `mayRun()` says no
- * (the wallet circuit breaker holds the retry queues back on purpose).
+ * its queue holds waiting jobs gets a strike; two in a row and a new one is made in its place. The
+ * old one is closed gracefully (it takes no new job; the jobs in hand finish and keep their locks)
+ * and not awaited: a stuck fetch loop may never finish closing. Not while `mayRun()` says no (the
+ * wallet circuit breaker holds the retry queues back on purpose).
  */
 export interface WorkerSlot {
   readonly queue: Pick<Queue, 'getWaitingCount' | 'name'>;
@@ -35,7 +36,6 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
     s.worker.on('active', () => (s.started += 1));
     return s;
   });
-  const abandoned: Promise<void>[] = [];
   let looking: Promise<void> | undefined;
 
   async function look(): Promise<void> {
@@ -50,7 +50,7 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
       if (s.strikes < STRIKES) continue;
       options.logger.warn({ queue: s.slot.queue.name, waited_ms: STRIKES * options.intervalMs }, 'worker took no waiting job: replaced');
       const old = s.worker;
-      abandoned.push(old.close(true).catch(() => undefined));
+      void old.close().catch(() => undefined);
       s.worker = s.slot.make();
       s.worker.on('active', () => (s.started += 1));
       s.strikes = 0;

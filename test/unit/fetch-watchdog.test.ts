@@ -5,7 +5,7 @@ import { waitFor } from '../../src/lib/wait-for';
 import { createLogger } from '../../src/observability/logger';
 import { startFetchWatchdog } from '../../workers/fetch-watchdog';
 
-/** What the watchdog uses of a BullMQ Worker: its 'active' event and close(force). */
+/** What the watchdog uses of a BullMQ Worker: its 'active' event and close(). */
 class FakeWorker extends EventEmitter {
   closedWith: boolean | undefined;
   close(force = false): Promise<void> {
@@ -25,11 +25,11 @@ function slot(waiting: () => number) {
   };
 }
 
-it('replaces a Worker that takes no job while its queue holds waiting ones, and closes the old one by force', async () => {
+it('replaces a Worker that takes no job while its queue holds waiting ones, and closes the old one gracefully', async () => {
   const stuck = slot(() => 2);
   const watchdog = startFetchWatchdog([stuck.slot], { intervalMs: 20, mayRun: () => true, logger });
   await waitFor('a second Worker', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
-  expect(stuck.made[0]!.closedWith).toBe(true);
+  expect(stuck.made[0]!.closedWith).toBe(false);
   expect(watchdog.workers()).toEqual([stuck.made.at(-1)]);
   expect(lines.join('')).toContain('worker took no waiting job: replaced');
   await watchdog.close();
