@@ -14,6 +14,8 @@ import { RetryLater } from './backoff';
 
 export interface RetryProcessorDeps {
   readonly store: TransactionStore;
+  /** The shard whose retry queue this processor runs: its jobs' records are in that shard. */
+  readonly shard: number;
   readonly wallet: WalletClient;
   /** While the wallet circuit breaker is not closed, no attempt is made and none of the budget is spent. */
   readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused' | 'allowsCalls'>;
@@ -47,7 +49,7 @@ const WAIT_FOR_BREAKER_MS = 1_000;
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
 
@@ -55,7 +57,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const { transactionId } = job.data;
     // The common run (a plain retry that is due, the breaker closed: gate() would say go) reads
     // the record and starts its attempt in one step; any other run only reads it here.
-    const begun = await store.beginRetry(transactionId, {
+    const begun = await store.beginRetry(transactionId, shard, {
       now: now(),
       mayStart: breaker.allowsCalls(),
       inFlightUntil: now() + inFlightMs,
@@ -180,7 +182,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     // Store the last answer first, so a crash during the query resumes at the triage.
     const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: now() + inFlightMs, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';
-    const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId);
+    const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId, shard);
     // The subject is pending (self) or a compensating debit: both keep their wallet body.
     const fields = subject === undefined ? undefined : statusFieldsFor(subject);
     const status: WalletOutcome =
@@ -227,7 +229,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   async function reconcileCompensatedDebit(record: TransactionRecord): Promise<void> {
     if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
     if (record.state !== 'succeeded' && record.state !== 'dead' && record.state !== 'failed') return;
-    const debit = await store.get(record.referenceTransactionId);
+    const debit = await store.get(record.referenceTransactionId, shard);
     if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
     const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';
     await store.settle(record, { state: record.state, expect: [record.state], debitState });

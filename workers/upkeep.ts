@@ -68,29 +68,32 @@ export interface SweepReport {
 export async function sweep(deps: UpkeepDeps, signal?: AbortSignal): Promise<SweepReport> {
   const { store, sessions, queues, logger, now } = deps;
   const report: SweepReport = { examined: 0, jobsAdded: 0, compensations: 0, debitsApplied: 0, terminatesDriven: 0 };
-  for (const id of await store.dueForSweep(now(), SWEEP_BATCH)) {
-    if (signal?.aborted) break;
-    report.examined += 1;
-    try {
-      const record = await store.get(id);
-      if (record?.state !== 'pending') continue;
-      if (record.kind === 'debit') {
-        const resolved = await resolveDebitInDoubt(deps, record);
-        if (resolved === 'compensated') report.compensations += 1;
-        if (resolved === 'applied') report.debitsApplied += 1;
-      } else if (await redrivePending(deps, record)) {
-        report.jobsAdded += 1;
+  // Shard by shard: each has its own pending and ending index (one slot each).
+  for (const shard of store.layout.all) {
+    for (const id of await store.dueForSweep(shard, now(), SWEEP_BATCH)) {
+      if (signal?.aborted) break;
+      report.examined += 1;
+      try {
+        const record = await store.get(id, shard);
+        if (record?.state !== 'pending') continue;
+        if (record.kind === 'debit') {
+          const resolved = await resolveDebitInDoubt(deps, record);
+          if (resolved === 'compensated') report.compensations += 1;
+          if (resolved === 'applied') report.debitsApplied += 1;
+        } else if (await redrivePending(deps, record)) {
+          report.jobsAdded += 1;
+        }
+      } catch (err) {
+        logger.error({ err, transaction_id: id }, 'sweep of a pending record failed; next sweep tries again');
       }
-    } catch (err) {
-      logger.error({ err, transaction_id: id }, 'sweep of a pending record failed; next sweep tries again');
     }
-  }
-  for (const tokenRef of await sessions.dueEndingTokens(now(), SWEEP_BATCH)) {
-    if (signal?.aborted) break;
-    try {
-      if (await ensureTerminateJob(queues, tokenRef)) report.terminatesDriven += 1;
-    } catch (err) {
-      logger.error({ err, token_ref: tokenRef }, 'sweep of an ending token failed; next sweep tries again');
+    for (const tokenRef of await sessions.dueEndingTokens(shard, now(), SWEEP_BATCH)) {
+      if (signal?.aborted) break;
+      try {
+        if (await ensureTerminateJob(queues, tokenRef)) report.terminatesDriven += 1;
+      } catch (err) {
+        logger.error({ err, token_ref: tokenRef }, 'sweep of an ending token failed; next sweep tries again');
+      }
     }
   }
   if (report.jobsAdded + report.compensations + report.debitsApplied + report.terminatesDriven > 0) logger.warn(report, 'sweep re-drove pending work');
@@ -142,7 +145,7 @@ async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord, a
     leaseUntil: now() + deps.graceMs,
   });
   if (result.kind === 'not_pending') return false;
-  await ensureRetryJob(queues, result.compensationId, 0);
+  await ensureRetryJob(queues, { ...debit, transactionId: result.compensationId }, 0);
   metrics.compensations.inc({ result: 'scheduled' });
   logger.warn({ transaction_id: debit.transactionId, compensation_id: result.compensationId, link: result.kind }, 'lost debit: compensation started');
   return true;
@@ -150,7 +153,7 @@ async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord, a
 
 async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Promise<boolean> {
   const { store, queues, logger, now } = deps;
-  const added = (await hasLiveRetryJob(queues, record.transactionId)) ? false : await ensureRetryJob(queues, record.transactionId, 0);
+  const added = (await hasLiveRetryJob(queues, record)) ? false : await ensureRetryJob(queues, record, 0);
   // Not due again before the job had its chance to run. A claimed record whose inline call never
   // settled (its gateway died, or Redis lost the write) may have reached the wallet: that try
   // counts (contract 5.3); a held round closer was never sent inline.
@@ -205,8 +208,10 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
  */
 async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
   let rolledBack = 0;
-  for (const id of await deps.store.dueForRecheck(deps.now(), DEAD_CHECK_BATCH)) {
-    if ((await recheckWatchedDebit(deps, id)) === 'rolled-back') rolledBack += 1;
+  for (const shard of deps.store.layout.all) {
+    for (const id of await deps.store.dueForRecheck(shard, deps.now(), DEAD_CHECK_BATCH)) {
+      if ((await recheckWatchedDebit(deps, id, shard)) === 'rolled-back') rolledBack += 1;
+    }
   }
   return rolledBack;
 }
@@ -216,10 +221,10 @@ async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
  * compensation starts; the watch ends when the window is over. The watch holds its token's
  * terminate (the wallet can roll a late debit back only while the token lives).
  */
-async function recheckWatchedDebit(deps: UpkeepDeps, id: string): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
+async function recheckWatchedDebit(deps: UpkeepDeps, id: string, shard: number): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
   const { store, queues, wallet, logger, metrics, now } = deps;
   try {
-    const debit = await store.get(id);
+    const debit = await store.get(id, shard);
     if (debit?.state !== 'compensated' || debit.recheckUntil === null) return 'gone';
     const fields = await statusFieldsOf(deps, debit);
     const status = fields === undefined ? undefined : await wallet.call('status', fields);
@@ -235,7 +240,7 @@ async function recheckWatchedDebit(deps: UpkeepDeps, id: string): Promise<'rolle
         late: true,
       });
       if (started.kind === 'not_pending') return 'gone';
-      await ensureRetryJob(queues, started.compensationId, 0);
+      await ensureRetryJob(queues, { ...debit, transactionId: started.compensationId }, 0);
       metrics.compensations.inc({ result: 'scheduled' });
       logger.error({ transaction_id: id, compensation_id: started.compensationId }, 'debit applied after the gateway gave up on it: rolled back now');
       return 'rolled-back';
@@ -246,7 +251,7 @@ async function recheckWatchedDebit(deps: UpkeepDeps, id: string): Promise<'rolle
       logger.info({ transaction_id: id, status: last }, 'never-applied debit: watch over');
       return 'not-applied';
     }
-    await store.recheckLater(id, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
+    await store.recheckLater(debit, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
     return 'unclear';
   } catch (err) {
     logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');

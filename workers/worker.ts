@@ -5,9 +5,9 @@ import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
-import { keysFor } from '../src/store/keys';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
+import { shardLayoutFor } from '../src/store/shards';
 import { createTransactionStore } from '../src/store/transactions';
 import type { WalletClient } from '../src/wallet/protocol';
 import { openGuardedWallet } from '../src/duties/wallet-breaker';
@@ -15,6 +15,7 @@ import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
+import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
 import { deadCheck, sweep, type UpkeepDeps } from './upkeep';
 
 /**
@@ -33,6 +34,9 @@ export function lockSettings(walletTimeoutMs: number): { lockDuration: number; s
 
 /** How often held work looks again: an ending session at its pending set, a round closer at its round. */
 export const HELD_RECHECK_MS = 1_000;
+
+/** How often each Worker's fetching is looked at (workers/fetch-watchdog.ts): stuck for two looks, it is replaced. */
+const FETCH_WATCHDOG_MS = 10_000;
 
 export interface WorkerDeps {
   readonly config: WorkerConfig;
@@ -84,8 +88,9 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   closers.defer('redis', () => closeRedis(redis));
   const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
-  const keys = keysFor(config.QUEUE_PREFIX);
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: deps.wallet, now, observeCalls: false });
+  const layout = shardLayoutFor(config);
+  // What every process shares (the wallet breaker) lives in shard 0.
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys: layout.keys(0), logger, metrics, wallet: deps.wallet, now, observeCalls: false });
   closers.defer('wallet client', () => wallet.close());
   closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);
@@ -96,10 +101,10 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     );
   }
 
-  const store = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS, now);
+  const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
   // The worker never creates or renews sessions; it ends them with their token's terminate.
-  const sessions = createSessionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
-  const queues = createQueues(bullmq, config.QUEUE_PREFIX, throttledErrorLog(logger, 'queue error'));
+  const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+  const queues = createQueues(bullmq, layout, throttledErrorLog(logger, 'queue error'));
   closers.defer('queues', () => queues.close());
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   const graceMs = 2 * locks.lockDuration;
@@ -118,12 +123,13 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     breaker,
     now,
   };
-  const processRetry = createRetryProcessor({
+  const retryProcessorOf = (shard: number) => createRetryProcessor({
     store,
+    shard,
     wallet,
     breaker,
     // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
-    rateLimit: (ms) => queues.retry.rateLimit(ms),
+    rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
     logger,
     metrics,
     unit: config.RETRY_DELAY_UNIT,
@@ -149,24 +155,11 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     now,
   });
 
-  const common = { connection: bullmq, prefix: config.QUEUE_PREFIX, ...locks, settings: { backoffStrategy } };
-  const workers = [
-    new Worker<RetryJobData>(QUEUE_NAMES.retry, processRetry, {
-      ...common,
-      concurrency: config.WORKER_CONCURRENCY,
-      // The ceiling a backlog drains at after an outage, over all workers (0: none).
-      ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: config.WALLET_RETRY_RATE, duration: 1000 } } : {}),
-    }),
-    new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, concurrency: 10 }),
-    new Worker(
-      QUEUE_NAMES.upkeep,
-      async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
-      { ...common, concurrency: 1 },
-    ),
-  ];
-  // Graceful: the jobs in hand finish, no new one starts.
-  closers.defer('workers', () => Promise.all(workers.map((w) => w.close())));
-  for (const worker of workers) {
+  const common = { connection: bullmq, ...locks, settings: { backoffStrategy } };
+  // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
+  // over the shards, so N shards do not multiply what one worker may send at once.
+  const perShard = (total: number): number => Math.max(1, Math.ceil(total / layout.count));
+  const watched = (worker: Worker): Worker => {
     worker.on('error', throttledErrorLog(logger.child({ queue: worker.name }), 'worker error'));
     // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
     worker.on('failed', (job, err) => {
@@ -174,7 +167,46 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
     });
     worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, 'job stalled (its worker stopped renewing it): picked up again'));
-  }
+    return worker;
+  };
+  const slots: WorkerSlot[] = [
+    ...layout.all.flatMap((shard) => {
+      const prefix = layout.queuePrefix(shard);
+      return [
+        {
+          queue: queues.shards[shard]!.retry,
+          make: () =>
+            watched(
+              new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
+                ...common,
+                prefix,
+                concurrency: perShard(config.WORKER_CONCURRENCY),
+                // The ceiling a backlog drains at after an outage, over all workers (0: none).
+                ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perShard(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
+              }),
+            ),
+        },
+        {
+          queue: queues.shards[shard]!.terminate,
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) })),
+        },
+      ];
+    }),
+    {
+      queue: queues.upkeep,
+      make: () =>
+        watched(
+          new Worker(
+            QUEUE_NAMES.upkeep,
+            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
+            { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
+          ),
+        ),
+    },
+  ];
+  const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, mayRun: () => breaker.allowsCalls(), logger });
+  // Graceful: the jobs in hand finish, no new one starts.
+  closers.defer('workers', () => workers.close());
 
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.deadCheck, { every: config.DEAD_CHECK_INTERVAL_MS }, { name: UPKEEP_JOBS.deadCheck });
@@ -196,7 +228,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     return firstSweep;
   });
   logger.info(
-    { prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
+    { prefix: config.QUEUE_PREFIX, shards: layout.count, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
     'worker started',
   );
 

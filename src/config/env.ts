@@ -46,6 +46,13 @@ const shared = {
   /** A Sentinel-managed primary instead of REDIS_URL (contract 9): the sentinels and the primary's name there. */
   REDIS_SENTINELS: hostPorts.optional(),
   REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, - _ . only').optional(),
+  /** A Redis Cluster instead of REDIS_URL (contract 9): any of its nodes, the client learns the rest. */
+  REDIS_CLUSTER_NODES: hostPorts.optional(),
+  /**
+   * Shards the keys and queues are split into (each one hash slot, by player); fixed at deploy
+   * time (docs/operators.md). Default 1, or 16 with REDIS_CLUSTER_NODES.
+   */
+  REDIS_SHARDS: z.coerce.number().int().min(1).max(256).optional(),
   /** Replicas that must acknowledge (WAIT) an answer's writes before the engine gets it; 0 = none asked. */
   REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   REDIS_WAIT_MS: positiveInt.default(500),
@@ -134,8 +141,15 @@ const workerSchema = z.object({
   RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS,
 });
 
-export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & { readonly walletHostHeader: string };
-export type WorkerConfig = Readonly<z.output<typeof workerSchema>> & { readonly walletHostHeader: string };
+/** What the environment gives and what follows from it: the wallet's Host header, the shard count. */
+interface Derived {
+  readonly walletHostHeader: string;
+  /** REDIS_SHARDS, or its default for the topology. */
+  readonly redisShards: number;
+}
+
+export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & Derived;
+export type WorkerConfig = Readonly<z.output<typeof workerSchema>> & Derived;
 export type WalletSettings = Pick<
   GatewayConfig,
   | 'WALLET_BASE_URL'
@@ -187,31 +201,47 @@ function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
   return result.data;
 }
 
-/** Rules between the Redis variables (each one alone is checked by the schema). */
-function checkRedisTopology(parsed: { REDIS_SENTINELS?: unknown; REDIS_SENTINEL_NAME?: unknown }, env: Env): void {
+/** The shard count with a cluster when REDIS_SHARDS is unset: room for up to 16 masters. */
+export const CLUSTER_DEFAULT_SHARDS = 16;
+
+interface RedisTopologyFields {
+  readonly REDIS_SENTINELS?: unknown;
+  readonly REDIS_SENTINEL_NAME?: unknown;
+  readonly REDIS_CLUSTER_NODES?: unknown;
+  readonly REDIS_SHARDS?: number;
+  readonly QUEUE_PREFIX: string;
+}
+
+/** Rules between the Redis variables (each one alone is checked by the schema); returns the shard count. */
+function checkRedisTopology(parsed: RedisTopologyFields): number {
   if ((parsed.REDIS_SENTINELS === undefined) !== (parsed.REDIS_SENTINEL_NAME === undefined)) {
     throw new ConfigError('invalid configuration:\n  REDIS_SENTINELS, REDIS_SENTINEL_NAME: set both or neither');
   }
-  // Contract 9 names a Redis Cluster topology; this build does not run on one yet, and must not
-  // quietly run on REDIS_URL instead.
-  if (clean(env).REDIS_CLUSTER_NODES !== undefined) {
-    throw new ConfigError('invalid configuration:\n  REDIS_CLUSTER_NODES: Redis Cluster is not supported by this version (use REDIS_URL or REDIS_SENTINELS)');
+  const cluster = parsed.REDIS_CLUSTER_NODES !== undefined;
+  if (cluster && parsed.REDIS_SENTINELS !== undefined) {
+    throw new ConfigError('invalid configuration:\n  REDIS_CLUSTER_NODES, REDIS_SENTINELS: one topology or the other');
   }
+  const shards = parsed.REDIS_SHARDS ?? (cluster ? CLUSTER_DEFAULT_SHARDS : 1);
+  // The shards' own hash tags hold the prefix; a brace in it would end a tag early.
+  if ((cluster || shards > 1) && /[{}]/.test(parsed.QUEUE_PREFIX)) {
+    throw new ConfigError('invalid configuration:\n  QUEUE_PREFIX: no { } with REDIS_CLUSTER_NODES or REDIS_SHARDS > 1 (each shard adds its own hash tag)');
+  }
+  return shards;
 }
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   const parsed = parseWith(gatewaySchema, env);
-  checkRedisTopology(parsed, env);
+  const redisShards = checkRedisTopology(parsed);
   if ((parsed.ADMIN_USER === undefined) !== (parsed.ADMIN_PASSWORD === undefined)) {
     throw new ConfigError('invalid configuration:\n  ADMIN_USER, ADMIN_PASSWORD: set both or neither');
   }
-  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  return Object.freeze({ ...parsed, redisShards, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const parsed = parseWith(workerSchema, env);
-  checkRedisTopology(parsed, env);
-  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  const redisShards = checkRedisTopology(parsed);
+  return Object.freeze({ ...parsed, redisShards, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
 /** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store/redis';
 import { statusFieldsOf } from '../duties/status-check';
-import type { Keys } from '../store/keys';
+import type { ShardLayout } from '../store/shards';
 import { recordsCreatedIn } from '../store/record-scan';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionRecord } from '../store/types';
@@ -15,8 +15,8 @@ import type { WalletClient } from '../wallet/protocol';
  * wallet `status`, at most `statusPerSecond` calls a second.
  */
 export interface ExportDeps {
-  readonly redis: Redis;
-  readonly keys: Keys;
+  readonly redis: RedisClient;
+  readonly layout: ShardLayout;
   readonly sessions: Pick<SessionStore, 'profile'>;
   readonly wallet: WalletClient;
   readonly providerId: string;
@@ -116,7 +116,7 @@ export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGene
   const pace = pacer(deps.statusPerSecond);
   let first = true;
   yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';
-  for await (const records of recordsCreatedIn(deps.redis, deps.keys, q.from, q.to)) {
+  for await (const records of recordsCreatedIn(deps.redis, deps.layout, q.from, q.to)) {
     let chunk = '';
     for (const r of records) {
       if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;

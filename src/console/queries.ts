@@ -1,9 +1,9 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store/redis';
 import type { Queues } from '../duties/queues';
 import { fractionDigits, toMinor } from '../lib/money';
 import type { AuditTrail, StoredAuditEntry } from '../store/audit';
-import type { Keys } from '../store/keys';
-import { endingTokens, playerRecentRecords, readRecords, recordsCreatedIn, recordsOfIndex, type EndingToken } from '../store/record-scan';
+import { endingTokens, playerRecentRecords, recordsCreatedIn, recordsOfIndex, type EndingToken } from '../store/record-scan';
+import type { ShardLayout } from '../store/shards';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionStore } from '../store/transactions';
 import type { AttemptLogEntry, Session, TransactionRecord } from '../store/types';
@@ -22,8 +22,8 @@ export interface ConsoleSettings {
 }
 
 export interface QueryDeps {
-  readonly redis: Redis;
-  readonly keys: Keys;
+  readonly redis: RedisClient;
+  readonly layout: ShardLayout;
   readonly store: TransactionStore;
   readonly sessions: SessionStore;
   readonly queues: Queues;
@@ -82,11 +82,10 @@ async function collect<T>(pages: AsyncIterable<TransactionRecord[]>, pick: (reco
 
 /** Dead or pending transactions (the failed-transaction queue), filtered. */
 export function listTransactions(deps: QueryDeps, f: Filter): Promise<Page<TransactionRecord>> {
-  const index = f.state === 'pending' ? deps.keys.pendingIndex() : deps.keys.deadIndex();
-  const now = deps.now();
+ const now = deps.now();
   // The pending index also holds records that are being settled right now: keep the state asked for.
   const state = f.state ?? 'dead';
-  return collect(recordsOfIndex(deps.redis, deps.keys, index), async (rs) => rs.filter((r) => r.state === state && matches(r, f, now)), f.offset, f.limit);
+  return collect(recordsOfIndex(deps.redis, deps.layout, state), async (rs) => rs.filter((r) => r.state === state && matches(r, f, now)), f.offset, f.limit);
 }
 
 export interface StaleRound {
@@ -100,16 +99,17 @@ export function staleRounds(deps: QueryDeps, f: Filter): Promise<Page<StaleRound
   const from = Math.max(f.from ?? 0, now - deps.settings.retentionSeconds * 1000);
   const to = Math.min(f.to ?? Infinity, now - deps.settings.staleRoundSeconds * 1000);
   return collect(
-    recordsCreatedIn(deps.redis, deps.keys, from, to),
+    recordsCreatedIn(deps.redis, deps.layout, from, to),
     async (rs) => {
       const bets = rs.filter((r) => r.kind === 'debit' && r.state === 'succeeded' && matches(r, f, now));
       if (bets.length === 0) return [];
-      const pipeline = deps.redis.pipeline();
-      for (const b of bets) pipeline.hmget(deps.keys.round(b.playerId, b.siteId, b.walletRoundId), 'bet', 'closed_by');
-      const rounds = (await pipeline.exec()) ?? [];
+      // One command per round, each in its player's shard (auto-pipelined per node).
+      const rounds = await Promise.all(
+        bets.map((b) => deps.redis.hmget(deps.layout.keys(deps.store.shardOf(b)).round(b.playerId, b.siteId, b.walletRoundId), 'bet', 'closed_by')),
+      );
       return bets
         .filter((b, i) => {
-          const [bet, closedBy] = (rounds[i]?.[1] as (string | null)[]) ?? [];
+          const [bet, closedBy] = rounds[i] ?? [];
           return bet === b.transactionId && !closedBy;
         })
         .map((bet) => ({ bet, ageSeconds: Math.floor((now - bet.createdAt) / 1000) }));
@@ -146,10 +146,12 @@ export function bigWins(deps: QueryDeps, f: Filter): Promise<Page<BigWin>> {
   const { bigWinAmount, bigWinMultiplier } = deps.settings;
   const window = today(now);
   return collect(
-    recordsCreatedIn(deps.redis, deps.keys, f.from ?? window.from, f.to ?? window.to),
+    recordsCreatedIn(deps.redis, deps.layout, f.from ?? window.from, f.to ?? window.to),
     async (rs) => {
       const wins = rs.filter((r) => r.kind === 'credit' && r.state !== 'failed' && matches(r, f, now));
-      const bets = new Map((await readRecords(deps.redis, deps.keys, wins.map((w) => w.referenceTransactionId ?? ''))).map((b) => [b.transactionId, b]));
+      // A win's bet is in its player's shard.
+      const found = await Promise.all(wins.map((w) => (w.referenceTransactionId === null ? undefined : deps.store.get(w.referenceTransactionId, deps.store.shardOf(w)))));
+      const bets = new Map(found.filter((b) => b !== undefined).map((b) => [b.transactionId, b]));
       const out: BigWin[] = [];
       for (const win of wins) {
         const betAmount = bets.get(win.referenceTransactionId ?? '')?.amount ?? null;
@@ -184,13 +186,25 @@ export interface Overview {
   readonly truncated: boolean;
 }
 
+/** Each queue name's job counts, summed over the shards' queues of that name. */
+async function queueDepths(queues: Queues): Promise<QueueDepth[]> {
+  const counted = await Promise.all(queues.all.map(async (q) => ({ name: q.name, counts: await q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized') })));
+  const byName = new Map<string, Record<string, number>>();
+  for (const { name, counts } of counted) {
+    const sum = byName.get(name) ?? {};
+    for (const [state, n] of Object.entries(counts)) sum[state] = (sum[state] ?? 0) + n;
+    byName.set(name, sum);
+  }
+  return [...byName].map(([queue, counts]) => ({ queue, counts }));
+}
+
 /** One glance: is money stuck? */
 export async function overview(deps: QueryDeps): Promise<Overview> {
   let pending = 0;
   let compensating = 0;
   let oldest: number | null = null;
   let scanned = 0;
-  for await (const records of recordsOfIndex(deps.redis, deps.keys, deps.keys.pendingIndex())) {
+  for await (const records of recordsOfIndex(deps.redis, deps.layout, 'pending')) {
     for (const r of records) {
       if (r.state !== 'pending') continue;
       pending += 1;
@@ -200,16 +214,13 @@ export async function overview(deps: QueryDeps): Promise<Overview> {
     scanned += records.length;
     if (scanned >= SCAN_LIMIT) break;
   }
+  const count = async (key: (shard: number) => string): Promise<number> =>
+    (await Promise.all(deps.layout.all.map((shard) => deps.redis.zcard(key(shard))))).reduce((a, b) => a + b, 0);
   const [dead, ending, failed, queues, bigWinsToday, deadSample] = await Promise.all([
-    deps.redis.zcard(deps.keys.deadIndex()),
-    deps.redis.zcard(deps.keys.endingIndex()),
-    deps.redis.zcard(deps.keys.terminateFailedIndex()),
-    Promise.all(
-      [deps.queues.retry, deps.queues.terminate, deps.queues.upkeep].map(async (q) => ({
-        queue: q.name,
-        counts: await q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized'),
-      })),
-    ),
+    count((shard) => deps.layout.keys(shard).deadIndex()),
+    count((shard) => deps.layout.keys(shard).endingIndex()),
+    count((shard) => deps.layout.keys(shard).terminateFailedIndex()),
+    queueDepths(deps.queues),
     bigWins(deps, { offset: 0, limit: 10 }),
     listTransactions(deps, { state: 'dead', offset: 0, limit: 10 }),
   ]);
@@ -228,7 +239,7 @@ export async function overview(deps: QueryDeps): Promise<Overview> {
 }
 
 export function tokensWaiting(deps: QueryDeps, index: 'ending' | 'failed', limit: number): Promise<{ tokens: EndingToken[]; total: number }> {
-  return endingTokens(deps.redis, deps.keys, index, limit);
+  return endingTokens(deps.redis, deps.layout, index, limit);
 }
 
 /** What a session shows operators: never its wallet token. */
@@ -251,9 +262,9 @@ export async function transactionDetail(deps: QueryDeps, transactionId: string):
   const record = await deps.store.get(transactionId);
   if (record === undefined) return undefined;
   const [attempts, compensation, recent, session, audit] = await Promise.all([
-    deps.store.attemptLog(transactionId),
-    record.compensationId === null ? undefined : deps.store.get(record.compensationId),
-    playerRecentRecords(deps.redis, deps.keys, record.playerId, record.siteId, 200),
+    deps.store.attemptLog(record),
+    record.compensationId === null ? undefined : deps.store.get(record.compensationId, deps.store.shardOf(record)),
+    playerRecentRecords(deps.redis, deps.layout, record.playerId, record.siteId, 200),
     deps.sessions.get(record.sessionId),
     deps.audit.recent(AUDIT_LOOKBACK),
   ]);
@@ -276,7 +287,7 @@ export interface PlayerRound {
 
 /** A player's recent rounds, newest first (from the player's index of recent transactions). */
 export async function playerRounds(deps: QueryDeps, playerId: string, siteId: string, limit: number): Promise<PlayerRound[]> {
-  const records = await playerRecentRecords(deps.redis, deps.keys, playerId, siteId, limit);
+  const records = await playerRecentRecords(deps.redis, deps.layout, playerId, siteId, limit);
   const rounds = new Map<string, TransactionRecord[]>();
   for (const r of records) rounds.set(r.roundId, [...(rounds.get(r.roundId) ?? []), r]);
   return [...rounds].map(([roundId, rs]) => ({ roundId, records: rs.sort((a, b) => a.createdAt - b.createdAt) }));

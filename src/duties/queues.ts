@@ -1,11 +1,15 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store/redis';
+import type { ShardLayout } from '../store/shards';
+import type { ShardRef } from '../store/transactions';
 import { MAX_RETRIES } from './retry-policy';
 import type { Duties } from './types';
 
 /**
- * The background queues (BullMQ 6 on ioredis). Every key lives under the BullMQ `prefix`, which is
- * QUEUE_PREFIX, so a Redis Cluster hash tag like `{wgw}` keeps queue keys and store keys in one slot.
+ * The background queues (BullMQ 6 on ioredis). Each shard (src/store/shards.ts) has its own retry
+ * and terminate queue under the shard's prefix, its hash tag: a queue's keys stay in one slot, the
+ * shard of the records its jobs drive, and the queues spread over the masters as the records do.
+ * Every worker consumes every shard's queues. The upkeep queue (the schedulers) is shard 0's.
  * Job data holds ids only: Bull Board shows job data, and the token and body stay in the record.
  */
 export const QUEUE_NAMES = {
@@ -79,10 +83,23 @@ export const TERMINATE_JOB_OPTIONS: JobsOptions = Object.freeze({
 
 export const UPKEEP_JOB_OPTIONS: JobsOptions = Object.freeze({ removeOnComplete: true, removeOnFail: { count: 100 } });
 
-export interface Queues {
+/** One shard's queues. */
+export interface ShardQueues {
   readonly retry: Queue<RetryJobData>;
   readonly terminate: Queue<TerminateJobData>;
+}
+
+export interface Queues {
+  readonly layout: ShardLayout;
+  /** Indexed by shard. */
+  readonly shards: readonly ShardQueues[];
   readonly upkeep: Queue;
+  /** The retry queue of a record's shard (its player's). */
+  retryOf(record: Pick<ShardRef, 'playerId' | 'siteId'>): Queue<RetryJobData>;
+  /** The terminate queue of a token's shard (its ref names it). */
+  terminateOf(tokenRef: string): Queue<TerminateJobData>;
+  /** Every queue: the shards' retry queues, their terminate queues, the upkeep queue. */
+  readonly all: readonly Queue[];
   close(): Promise<void>;
 }
 
@@ -90,21 +107,34 @@ export interface Queues {
  * The connection must be an ioredis client made with `maxRetriesPerRequest: null`
  * (createRedis(url, { forBullmq: true })). It stays the caller's: close() leaves it open.
  */
-export function createQueues(connection: Redis, prefix: string, onError: (err: Error) => void = () => undefined): Queues {
-  const options = { connection, prefix };
-  const retry = new Queue<RetryJobData>(QUEUE_NAMES.retry, { ...options, defaultJobOptions: RETRY_JOB_OPTIONS });
-  const terminate = new Queue<TerminateJobData>(QUEUE_NAMES.terminate, { ...options, defaultJobOptions: TERMINATE_JOB_OPTIONS });
-  const upkeep = new Queue(QUEUE_NAMES.upkeep, { ...options, defaultJobOptions: UPKEEP_JOB_OPTIONS });
-  for (const queue of [retry, terminate, upkeep]) {
+export function createQueues(connection: RedisClient, layout: ShardLayout, onError: (err: Error) => void = () => undefined): Queues {
+  const shards = layout.all.map((shard) => {
+    const options = { connection, prefix: layout.queuePrefix(shard) };
+    return {
+      retry: new Queue<RetryJobData>(QUEUE_NAMES.retry, { ...options, defaultJobOptions: RETRY_JOB_OPTIONS }),
+      terminate: new Queue<TerminateJobData>(QUEUE_NAMES.terminate, { ...options, defaultJobOptions: TERMINATE_JOB_OPTIONS }),
+    };
+  });
+  const upkeep = new Queue(QUEUE_NAMES.upkeep, { connection, prefix: layout.queuePrefix(0), defaultJobOptions: UPKEEP_JOB_OPTIONS });
+  const all: Queue[] = [...shards.map((q) => q.retry as Queue), ...shards.map((q) => q.terminate as Queue), upkeep];
+  for (const queue of all) {
     // Connection errors also surface on the calls; an unhandled 'error' event would end the process.
     queue.on('error', onError);
   }
+  const shardOfToken = (tokenRef: string): number => {
+    const shard = layout.shardOfId(tokenRef);
+    if (shard === undefined) throw new Error(`token ref names no shard of this layout: ${tokenRef}`);
+    return shard;
+  };
   return {
-    retry,
-    terminate,
+    layout,
+    shards,
     upkeep,
+    all,
+    retryOf: (record) => shards[layout.shardOfPlayer(record.playerId, record.siteId)]!.retry,
+    terminateOf: (tokenRef) => shards[shardOfToken(tokenRef)]!.terminate,
     async close() {
-      await Promise.all([retry.close(), terminate.close(), upkeep.close()]);
+      await Promise.all(all.map((q) => q.close()));
     },
   };
 }
@@ -112,8 +142,8 @@ export function createQueues(connection: Redis, prefix: string, onError: (err: E
 const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 /** Whether a job is waiting, delayed or running for this transaction. */
-export async function hasLiveRetryJob(queues: Queues, transactionId: string): Promise<boolean> {
-  return LIVE_STATES.has(await queues.retry.getJobState(retryJobId(transactionId)));
+export async function hasLiveRetryJob(queues: Queues, record: ShardRef): Promise<boolean> {
+  return LIVE_STATES.has(await queues.retryOf(record).getJobState(retryJobId(record.transactionId)));
 }
 
 /**
@@ -131,21 +161,22 @@ export async function ensureJob<T>(queue: Queue<T>, name: string, data: T, jobId
   return true;
 }
 
-/** Makes sure a retry job runs for the transaction (see ensureJob). */
-export function ensureRetryJob(queues: Queues, transactionId: string, delayMs: number): Promise<boolean> {
-  return ensureJob(queues.retry, 'retry', { transactionId }, retryJobId(transactionId), delayMs);
+/** Makes sure a retry job runs for the transaction, in its shard's queue (see ensureJob). */
+export function ensureRetryJob(queues: Queues, record: ShardRef, delayMs: number): Promise<boolean> {
+  const { transactionId } = record;
+  return ensureJob(queues.retryOf(record), 'retry', { transactionId }, retryJobId(transactionId), delayMs);
 }
 
-/** Makes sure a terminate job drives the token (see ensureJob). */
+/** Makes sure a terminate job drives the token, in its shard's queue (see ensureJob). */
 export function ensureTerminateJob(queues: Queues, tokenRef: string, delayMs = 0): Promise<boolean> {
-  return ensureJob(queues.terminate, 'terminate', { tokenRef }, terminateJobId(tokenRef), delayMs);
+  return ensureJob(queues.terminateOf(tokenRef), 'terminate', { tokenRef }, terminateJobId(tokenRef), delayMs);
 }
 
 export interface DutiesOptions {
   /** ioredis client with maxRetriesPerRequest: null; stays the caller's. */
-  connection: Redis;
-  /** QUEUE_PREFIX. */
-  prefix: string;
+  connection: RedisClient;
+  /** The shards (QUEUE_PREFIX and the shard count). */
+  layout: ShardLayout;
   /** The queues' 'error' events. */
   onError?: (err: Error) => void;
 }
@@ -159,11 +190,11 @@ export interface QueueDuties extends Duties {
  * only after the work is durable; a live job with the same id makes a second call a no-op.
  */
 export function createDuties(options: DutiesOptions): QueueDuties {
-  const queues = createQueues(options.connection, options.prefix, options.onError);
+  const queues = createQueues(options.connection, options.layout, options.onError);
   return {
     queues,
-    async enqueueRetry(transactionId, delayMs) {
-      await ensureRetryJob(queues, transactionId, delayMs);
+    async enqueueRetry(record, delayMs) {
+      await ensureRetryJob(queues, record, delayMs);
     },
     async enqueueTerminate(tokenRef) {
       await ensureTerminateJob(queues, tokenRef);

@@ -18,10 +18,10 @@ export interface RedriveDeps {
  * its compensation rollback (a debit is never listed as dead on its own: its compensation is what
  * is driven or resolved). undefined: no such record.
  */
-export async function operatorTarget(store: Pick<TransactionStore, 'get'>, transactionId: string): Promise<TransactionRecord | undefined> {
+export async function operatorTarget(store: Pick<TransactionStore, 'get' | 'shardOf'>, transactionId: string): Promise<TransactionRecord | undefined> {
   const record = await store.get(transactionId);
   if (record === undefined) return undefined;
-  return record.kind === 'debit' && record.state === 'dead' && record.compensationId !== null ? store.get(record.compensationId) : record;
+  return record.kind === 'debit' && record.state === 'dead' && record.compensationId !== null ? store.get(record.compensationId, store.shardOf(record)) : record;
 }
 
 /**
@@ -46,10 +46,10 @@ export async function redrive(deps: RedriveDeps, transactionId: string): Promise
     ...(target.kind === 'rollback' ? { debitState: 'compensating' as const } : {}),
   });
   if (!moved) {
-    const current = await deps.store.get(target.transactionId);
+    const current = await deps.store.get(target.transactionId, deps.store.shardOf(target));
     return { kind: 'not_dead', transactionId: target.transactionId, state: current?.state ?? target.state };
   }
-  await ensureRetryJob(deps.queues, target.transactionId, 0);
+  await ensureRetryJob(deps.queues, target, 0);
   return { kind: 'redriven', transactionId: target.transactionId };
 }
 

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../store/redis';
 import type { WalletSettings } from '../config/env';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -173,7 +173,7 @@ export interface GuardedWalletDeps {
   readonly settings: WalletSettings;
   /** The gateway: its first attempts feed the breaker's window (see WalletBreakerDeps). */
   readonly observeCalls: boolean;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: Keys;
   readonly logger: Logger;
   readonly metrics: Metrics;

@@ -71,8 +71,8 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   const multiBet = new Set(config.MULTI_BET_GAMES);
 
   /** The answer once the writes it relies on are durable (contract 9); else 503 NOT_DURABLE, safe to repeat. */
-  async function whenDurable(answer: Answer): Promise<Answer> {
-    return (await durability.confirm()) ? answer : failed(errors.notDurable());
+  async function whenDurable(answer: Answer, shard: number): Promise<Answer> {
+    return (await durability.confirm(shard)) ? answer : failed(errors.notDurable());
   }
 
   /**
@@ -82,7 +82,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   async function storedDurable(record: TransactionRecord, balance: string): Promise<Answer> {
     const answer = storedAnswer(record, balance);
     if (answer.state === 'failed' && record.compensationId === null) return answer;
-    return (await durability.confirmRead()) ? answer : failed(errors.notDurable());
+    return (await durability.confirmRead(transactions.shardOf(record))) ? answer : failed(errors.notDurable());
   }
 
   async function run(sessionId: string, p: Parsed, context: RequestContext): Promise<Answer> {
@@ -95,6 +95,8 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const issue = amountIssue(p.amount, digits, p.kind === 'debit');
     if (issue !== undefined) return failed(errors.validation([issue]));
     const amountMinor = toMinor(p.amount, digits).toString();
+    // The player's shard holds the record, its round and its job: what the answer waits for.
+    const shard = transactions.shardOf(session);
 
     // multi_bet games: every bet is its own wallet round, named by the bet's id; a win or refund
     // goes to the wallet round of the bet it references.
@@ -139,8 +141,8 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     if (claim.kind === 'deferred') {
       // It closes a round whose earlier credits/rollbacks still retry: a worker sends it once they
       // settled (sent now, it would close the round under them). Durably queued, then 202.
-      await duties.enqueueRetry(p.transactionId, 0);
-      return whenDurable({ state: 'pending', transactionId: p.transactionId, balance: claim.sessionBalance, currency: session.currency });
+      await duties.enqueueRetry(record, 0);
+      return whenDurable({ state: 'pending', transactionId: p.transactionId, balance: claim.sessionBalance, currency: session.currency }, shard);
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
@@ -159,7 +161,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       // retries wait for the breaker and spend none of their budget meanwhile.
       breaker.refused('inline');
       if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return reread(record, lastBalance);
-      await duties.enqueueRetry(p.transactionId, 0);
+      await duties.enqueueRetry(record, 0);
       return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
     }
 
@@ -171,15 +173,15 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       case 'settle': {
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         const { state, balance, error } = next.update;
-        if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency });
+        if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency }, shard);
         // A refusal with nothing queued behind it: lost, a repeat is claimed and refused afresh.
         return failed(error ?? UNRECORDED_REFUSAL);
       }
       case 'retry':
         // Settle first so the record says pending with its attempt; then the job, durably; then 202.
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
-        await duties.enqueueRetry(p.transactionId, next.delayMs);
-        return whenDurable(pending);
+        await duties.enqueueRetry(record, next.delayMs);
+        return whenDurable(pending, shard);
       case 'compensate': {
         const started = await transactions.beginCompensation({
           debit: record,
@@ -189,16 +191,16 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
         });
         if (started.kind === 'not_pending') return reread(record, lastBalance);
-        await duties.enqueueRetry(started.compensationId, 0);
+        await duties.enqueueRetry({ ...record, transactionId: started.compensationId }, 0);
         logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
-        return whenDurable(failed(next.error));
+        return whenDurable(failed(next.error), shard);
       }
     }
   }
 
   /** Someone else (the sweeper) moved the record while this attempt ran: answer what it says now. */
   async function reread(record: NewTransaction, balance: string): Promise<Answer> {
-    const current = await transactions.get(record.transactionId);
+    const current = await transactions.get(record.transactionId, transactions.shardOf(record));
     return current === undefined ? failed(errors.transactionNotFound()) : storedDurable(current, balance);
   }
 
@@ -207,7 +209,9 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
    * gets the stored answer (records outlive sessions).
    */
   async function answerWithoutSession(sessionId: string, p: Parsed): Promise<Answer> {
-    const existing = await transactions.get(p.transactionId);
+    // The session id names its shard even once the session expired.
+    const shard = transactions.layout.shardOfId(sessionId);
+    const existing = shard === undefined ? undefined : await transactions.get(p.transactionId, shard);
     if (existing === undefined || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
     const digits = currencyDigits(config, existing.currency);
     if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());

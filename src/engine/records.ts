@@ -7,7 +7,7 @@ import { failed, errors, type Answer, type EngineError } from './types';
 export async function viewOf(record: TransactionRecord, transactions: TransactionStore): Promise<TransactionView> {
   let compensation: TransactionView['compensation'] = null;
   if (record.compensationId !== null) {
-    const comp = await transactions.get(record.compensationId);
+    const comp = await transactions.get(record.compensationId, transactions.shardOf(record));
     // The compensation record may have expired after its retention; its id stays meaningful.
     compensation = { transaction_id: record.compensationId, state: comp?.state ?? compensatedState(record) };
   }

@@ -14,7 +14,7 @@ export interface SessionCalls {
 const TERMINATE_LEASE_MARGIN_MS = 5_000;
 
 export function createSessionCalls(deps: EngineDeps): SessionCalls {
-  const { wallet, sessions, duties, durability, config, clock, logger, breaker } = deps;
+  const { wallet, sessions, transactions, duties, durability, config, clock, logger, breaker } = deps;
 
   return {
     async balance(sessionId, body, context = NO_CONTEXT) {
@@ -58,7 +58,7 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
       // The ended session (and a terminate job behind a 202) must survive a failover (contract 9). A
       // repeated end may rest on another process's writes and write nothing itself: confirmRead.
       const answer = async (state: 'succeeded' | 'pending', balance: string): Promise<Answer> =>
-        (await durability.confirmRead()) ? { state, transactionId: null, balance, currency: session.currency } : failed(errors.notDurable());
+        (await durability.confirmRead(transactions.shardOf(session))) ? { state, transactionId: null, balance, currency: session.currency } : failed(errors.notDurable());
       if (ended.kind === 'ended') return answer('succeeded', ended.balance);
       if (ended.kind === 'waiting') return answer('pending', ended.balance);
       if (ended.kind === 'pending') {

@@ -171,7 +171,8 @@ function bullBoardRouter(queues: readonly Queue[]) {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    // With several shards each queue name comes once per shard: the board names them by shard prefix.
+    queues: queues.map((queue) => new BullMQAdapter(queue, queues.filter((q) => q.name === queue.name).length > 1 ? { prefix: `${queue.opts.prefix ?? ''} ` } : {})),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Wallet gateway' } },
   });

@@ -2,7 +2,8 @@ import type { BreakerState } from '../duties/breaker-policy';
 import type { WalletBreaker } from '../duties/wallet-breaker';
 import cluster from 'node:cluster';
 import { Router, type Request, type Response } from 'express';
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
+import type { RedisClient } from '../store/redis';
 import type { GatewayConfig } from '../config/env';
 import type { Queues } from '../duties/queues';
 import { redrive, redriveMany } from '../duties/redrive';
@@ -15,7 +16,6 @@ import { primaryOf } from '../store/redis';
 import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
-import type { Keys } from '../store/keys';
 import type { SessionStore } from '../store/sessions';
 import { createAdminRouter } from './admin';
 import type { ConsoleDeps } from './console';
@@ -51,7 +51,7 @@ export interface Readiness {
 }
 
 export interface ReadinessOptions {
-  redis: Pick<Redis, 'ping'>;
+  redis: Pick<RedisClient, 'ping'>;
   wallet: Pick<WalletClient, 'healthCheck'>;
   /** The wallet circuit breaker's state: while not closed the wallet counts as down, named by the state. */
   breaker?: () => BreakerState;
@@ -68,7 +68,7 @@ export interface ReadinessProbe {
   check(): Promise<Readiness>;
 }
 
-async function pingRedis(redis: Pick<Redis, 'ping'>, timeoutMs: number): Promise<CheckResult> {
+async function pingRedis(redis: Pick<RedisClient, 'ping'>, timeoutMs: number): Promise<CheckResult> {
   try {
     const reply = await withDeadline(redis.ping(), timeoutMs, 'PING');
     return reply === 'PONG' ? { ok: true, detail: 'PONG' } : { ok: false, detail: `PING answered ${reply}` };
@@ -191,22 +191,22 @@ export interface OperatorWiring {
   logger: Logger;
   metrics: Metrics;
   /** The store's connection (PING for /readyz). */
-  redis: Redis;
+  redis: RedisClient;
   wallet: WalletClient;
   breaker: Pick<WalletBreaker, 'state'>;
   transactions: TransactionStore;
   sessions: SessionStore;
-  keys: Keys;
   queues: Queues;
 }
 
 function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
-  const { config, redis, keys, transactions: store, sessions, queues, wallet } = w;
-  const audit = createAuditTrail(redis, keys);
+  const { config, redis, transactions: store, sessions, queues, wallet } = w;
+  const { layout } = store;
+  const audit = createAuditTrail(redis, layout);
   return {
     queries: {
       redis,
-      keys,
+      layout,
       store,
       sessions,
       queues,
@@ -220,7 +220,7 @@ function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
       now: Date.now,
     },
     actions: { store, sessions, queues, audit, wallet, providerId: config.PROVIDER_ID },
-    exports: { redis, keys, sessions, wallet, providerId: config.PROVIDER_ID, statusPerSecond: config.EXPORT_STATUS_PER_SECOND },
+    exports: { redis, layout, sessions, wallet, providerId: config.PROVIDER_ID, statusPerSecond: config.EXPORT_STATUS_PER_SECOND },
     logger,
   };
 }
@@ -228,7 +228,7 @@ function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
 /** Everything operators reach over HTTP, ready for createApp's extraRouters. */
 export function operatorRouters(w: OperatorWiring): Router[] {
   const { config, logger, metrics, transactions, queues } = w;
-  const allQueues = [queues.retry, queues.terminate, queues.upkeep];
+  const allQueues = queues.all;
   const queueMetrics = createQueueMetrics({
     metrics,
     queues: allQueues,
@@ -243,7 +243,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
         redis: w.redis,
         wallet: w.wallet,
         breaker: () => w.breaker.state(),
-        primary: config.REDIS_SENTINELS === undefined ? undefined : () => primaryOf(w.redis),
+        primary: config.REDIS_SENTINELS !== undefined && w.redis instanceof Redis ? () => primaryOf(w.redis as Redis) : undefined,
       }),
       metrics,
       queueMetrics,

@@ -1,10 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Child, baseEnv } from './child';
 import { freePort } from './free-port';
-import { RedisServer } from './redis-server';
+import { RedisServer, askRedis as ask } from './redis-server';
 import { waitFor } from './wait-for';
 
 /**
@@ -40,16 +39,6 @@ function sentinelConfig(port: number, dir: string, name: string, primaryPort: nu
   ].join('\n');
 }
 
-async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
 
 export class SentinelTopology {
   /** The last node killed by killPrimary(), until restart() brought it back. */

@@ -24,6 +24,8 @@ export interface RedisServerOptions {
   readonly logFile?: string;
   /** Starts as a replica of this primary (Sentinel may later promote it or point it elsewhere). */
   readonly replicaOf?: { readonly host: string; readonly port: number };
+  /** A Redis Cluster node (its nodes.conf in the data directory); a node silent this long is failing. */
+  readonly cluster?: { readonly nodeTimeoutMs: number };
 }
 
 /** How long a start may take: with a large AOF, PING answers LOADING while it is replayed. */
@@ -45,7 +47,11 @@ export class RedisServer {
     const persistence = aof === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', aof];
     // The production settings (docs/operators.md): no RDB snapshots, noeviction.
     const replica = options.replicaOf === undefined ? [] : ['--replicaof', options.replicaOf.host, String(options.replicaOf.port)];
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--maxmemory-policy', 'noeviction', ...persistence, ...replica];
+    const cluster =
+      options.cluster === undefined
+        ? []
+        : ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.cluster.nodeTimeoutMs)];
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--maxmemory-policy', 'noeviction', ...persistence, ...replica, ...cluster];
     this.port = port;
     this.url = `redis://127.0.0.1:${port}`;
     this.child = new Child({
@@ -127,4 +133,16 @@ export async function ensureRedis(url: string, options: RedisServerOptions = {})
   if (await redisAnswers(url)) return { url, server: undefined, stop: async () => undefined };
   const server = await RedisServer.start(options);
   return { url: server.url, server, stop: () => server.stop() };
+}
+
+/** One short-lived connection to a loopback Redis on `port` for one question (the topologies' probes). */
+export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
 }

@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
-import type Redis from 'ioredis';
 import { loadGatewayConfig, type GatewayConfig } from '../config/env';
 import { createDuties, type QueueDuties } from '../duties/queues';
 import { openGuardedWallet, type WalletBreaker } from '../duties/wallet-breaker';
@@ -17,8 +16,8 @@ import { throttledErrorLog } from '../observability/error-events';
 import { createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { durabilityFor } from '../store/durability';
-import { keysFor, type Keys } from '../store/keys';
-import { closeRedis, createRedis, redisTargetOf } from '../store/redis';
+import { shardLayoutFor, type ShardLayout } from '../store/shards';
+import { closeRedis, createRedis, redisTargetOf, type RedisClient } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
 import { createTransactionStore, type TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
@@ -40,8 +39,8 @@ export interface RunningGateway {
 }
 
 export interface GatewayParts {
-  readonly redis: Redis;
-  readonly keys: Keys;
+  readonly redis: RedisClient;
+  readonly layout: ShardLayout;
   readonly sessions: SessionStore;
   readonly transactions: TransactionStore;
   readonly duties: QueueDuties;
@@ -80,22 +79,22 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   closers.defer('redis', () => closeRedis(redis));
   const bullRedis = createRedis(target, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullRedis));
-  const keys = keysFor(config.QUEUE_PREFIX);
-  const sessions = createSessionStore(redis, keys, config.SESSION_TTL_SECONDS);
-  const transactions = createTransactionStore(redis, keys, config.RECORD_RETENTION_SECONDS);
+  const layout = shardLayoutFor(config);
+  const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
+  const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys, logger, metrics, wallet: options.wallet, observeCalls: true });
+  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys: layout.keys(0), logger, metrics, wallet: options.wallet, observeCalls: true });
   closers.defer('wallet client', () => wallet.close());
   closers.defer('wallet breaker', () => breaker.close());
-  const duties = createDuties({ connection: bullRedis, prefix: config.QUEUE_PREFIX, onError: throttledErrorLog(logger, 'queue error') });
+  const duties = createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
   closers.defer('queues', () => duties.close());
   // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
-  const durability = durabilityFor(config, [redis, bullRedis], keys.durabilityMarker());
+  const durability = durabilityFor(config, [redis, bullRedis], layout);
   const engine = createEngine({ wallet, sessions, transactions, duties, durability, config, clock: options.clock ?? Date.now, logger, breaker });
   const demoGame = config.DEMO_GAME
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
-  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, breaker, transactions, sessions, keys, queues: duties.queues }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, breaker, transactions, sessions, queues: duties.queues }), ...demoGame];
   const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
@@ -114,7 +113,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     url: `http://127.0.0.1:${port}`,
     server,
     metrics,
-    parts: { redis, keys, sessions, transactions, duties, wallet, breaker },
+    parts: { redis, layout, sessions, transactions, duties, wallet, breaker },
     close: () => closers.closeAll(),
   };
 }

@@ -26,7 +26,7 @@ export type Sizes = Pick<
   | 'minReplicas'
 >;
 
-const TOPOLOGIES: readonly RunOptions['topology'][] = ['single', 'sentinel'];
+const TOPOLOGIES: readonly RunOptions['topology'][] = ['single', 'sentinel', 'cluster'];
 
 const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' | 'topology'>, string> = {
   seed: 'seed',
@@ -57,7 +57,8 @@ export function usage(command: string, defaults: Sizes): string {
     `  --log-level L    gateway/worker log level (default ${defaults.logLevel})`,
     `  --topology T     single (one Redis; --redis-restarts kill and restart it) or sentinel (a primary, 2 replicas,`,
     `                   3 sentinels; --redis-restarts kill the primary, a replica is promoted; REDIS_MIN_REPLICAS is`,
-    `                   --min-replicas) (default ${defaults.topology})`,
+    `                   --min-replicas) or cluster (3 masters, 3 replicas, REDIS_SHARDS 16; --redis-restarts kill a`,
+    `                   master, its replica is promoted; REDIS_MIN_REPLICAS is --min-replicas) (default ${defaults.topology})`,
     '  --keep-logs      keep the process logs even after a clean run',
   ].join('\n');
 }

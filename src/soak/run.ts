@@ -10,6 +10,7 @@ import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
 import { isAccepted, type EngineHistory } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
+import { ClusterTopology } from '../lib/redis-cluster';
 import { SentinelTopology } from '../lib/redis-sentinel';
 import { RedisServer } from '../lib/redis-server';
 import { waitFor } from '../lib/wait-for';
@@ -36,10 +37,12 @@ export interface RunOptions {
   /**
    * `single`: one redis-server, `redisRestarts` SIGKILL it and start it on the same AOF. `sentinel`:
    * a primary, 2 replicas and 3 sentinels; `redisRestarts` SIGKILL whichever node is the primary
-   * (a replica is promoted), then start it again as a replica.
+   * (a replica is promoted), then start it again as a replica. `cluster`: a Redis Cluster of 3
+   * masters and 3 replicas (REDIS_SHARDS at its default, 16); `redisRestarts` SIGKILL a master (its
+   * replica is promoted), then start it again as a replica.
    */
-  readonly topology: 'single' | 'sentinel';
-  /** REDIS_MIN_REPLICAS of the gateways with `sentinel` (contract 9). */
+  readonly topology: 'single' | 'sentinel' | 'cluster';
+  /** REDIS_MIN_REPLICAS of the gateways with `sentinel` or `cluster` (contract 9). */
   readonly minReplicas: number;
   readonly kills: number;
   readonly redisRestarts: number;
@@ -95,7 +98,7 @@ function isFinal(view: RecordView | null | undefined): boolean {
 /** Everything started here, so one call stops it all (a dying parent takes the children with it: lib/child). */
 class Cluster {
   readonly processes: Child[] = [];
-  redis: RedisServer | SentinelTopology | undefined;
+  redis: RedisServer | SentinelTopology | ClusterTopology | undefined;
   sim: RunningSimulator | undefined;
 
   async stop(): Promise<void> {
@@ -110,8 +113,10 @@ interface RunRedis {
   readonly env: Readonly<Record<string, string>>;
   readonly fault: Killable;
   readonly description: string;
-  /** `killed → promoted` per primary kill (sentinel). */
+  /** `killed → promoted` per primary kill (sentinel, cluster). */
   readonly failovers: string[];
+  /** A line on how the run's keys spread over the masters (cluster). */
+  readonly spread?: () => Promise<string>;
 }
 
 async function startRedis(o: RunOptions, runDir: string, cluster: Cluster): Promise<RunRedis> {
@@ -121,6 +126,7 @@ async function startRedis(o: RunOptions, runDir: string, cluster: Cluster): Prom
     cluster.redis = redis;
     return { env: { REDIS_URL: redis.url }, fault: { name: 'redis', kill: () => redis.kill(), restart: () => redis.start() }, description: 'one redis-server', failovers: [] };
   }
+  if (o.topology === 'cluster') return startCluster(o, aof, runDir, cluster);
   const topology = await SentinelTopology.start({ replicas: 2, sentinels: 3, aof, dir: join(runDir, 'redis') });
   cluster.redis = topology;
   const failovers: string[] = [];
@@ -137,6 +143,32 @@ async function startRedis(o: RunOptions, runDir: string, cluster: Cluster): Prom
     },
     description: `sentinel (primary + 2 replicas, 3 sentinels), REDIS_MIN_REPLICAS ${o.minReplicas}`,
     failovers,
+  };
+}
+
+async function startCluster(o: RunOptions, aof: 'always' | 'off', runDir: string, cluster: Cluster): Promise<RunRedis> {
+  const topology = await ClusterTopology.start({ masters: 3, aof, dir: join(runDir, 'redis') });
+  cluster.redis = topology;
+  const failovers: string[] = [];
+  return {
+    env: { REDIS_CLUSTER_NODES: topology.nodeAddresses, REDIS_MIN_REPLICAS: String(o.minReplicas) },
+    fault: {
+      name: 'redis master',
+      kill: async () => {
+        const { killed, promoted } = await topology.killMaster();
+        failovers.push(`${killed} → ${promoted}`);
+        o.err.write(`\nfailover: master ${killed} killed, ${promoted} promoted\n`);
+      },
+      restart: () => topology.restart(),
+    },
+    description: `cluster (3 masters + 3 replicas), REDIS_SHARDS 16, REDIS_MIN_REPLICAS ${o.minReplicas}`,
+    failovers,
+    spread: async () => {
+      const perMaster = await topology.keysPerMaster();
+      const total = perMaster.reduce((n, m) => n + m.keys, 0);
+      const most = Math.max(...perMaster.map((m) => m.keys));
+      return `keys per master: ${perMaster.map((m) => `${m.address} ${m.keys}`).join(', ')} (of ${total}; the most on one master ${total === 0 ? 0 : Math.round((100 * most) / total)} %)`;
+    },
   };
 }
 
@@ -346,6 +378,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${dead.length}${dead.length > 0 ? ` (${dead.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
       );
     }
+    // Where the run's keys ended up (a cluster: the spread of the shards over the masters).
+    if (redis.spread !== undefined) lines.splice(lines.length - 1, 0, await redis.spread());
     await client.close();
     const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 ? 0 : 1;
     clean = exitCode === 0 && reconciliation.findings.length === 0;

@@ -1,5 +1,5 @@
-import type Redis from 'ioredis';
-import type { Keys } from './keys';
+import type { RedisClient } from './redis';
+import type { ShardLayout } from './shards';
 import { pairsToObject } from './record-codec';
 
 /**
@@ -69,14 +69,30 @@ export interface AuditTrail {
   recent(count: number, before?: string): Promise<StoredAuditEntry[]>;
 }
 
-export function createAuditTrail(redis: Redis, keys: Keys): AuditTrail {
+/** Stream ids `ms-seq`, newest first. */
+function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
+  const [am, as] = a.id.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.id.split('-').map(Number) as [number, number];
+  return bm - am || bs - as;
+}
+
+/**
+ * Each shard has a stream: a resolve writes its entry in the record's shard, in the same step
+ * (resolve-9.lua); the other actions write shard 0's. Reading merges them newest first.
+ */
+export function createAuditTrail(redis: RedisClient, layout: ShardLayout): AuditTrail {
   return {
     async append(entry) {
-      await redis.xadd(keys.audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+      await redis.xadd(layout.keys(0).audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
     },
     async recent(count, before) {
-      const rows = await redis.xrevrange(keys.audit(), before === undefined ? '+' : `(${before}`, '-', 'COUNT', count);
-      return rows.map(([id, flat]) => decode(id, flat));
+      const perShard = await Promise.all(
+        layout.all.map(async (shard) => {
+          const rows = await redis.xrevrange(layout.keys(shard).audit(), before === undefined ? '+' : `(${before}`, '-', 'COUNT', count);
+          return rows.map(([id, flat]) => decode(id, flat));
+        }),
+      );
+      return perShard.flat().sort(newerFirst).slice(0, count);
     },
   };
 }

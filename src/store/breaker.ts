@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis';
 import type { BreakerPolicy, BreakerState } from '../duties/breaker-policy';
 import type { Keys } from './keys';
 import { defineScript, registerScripts, runScript } from './scripts';
@@ -50,7 +50,7 @@ const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: numbe
 
 const num = (text: string | undefined | null): number | null => (text === undefined || text === null || text === '' ? null : Number(text));
 
-export function createBreakerStore(redis: Redis, keys: Keys, policy: BreakerPolicy): BreakerStore {
+export function createBreakerStore(redis: RedisClient, keys: Keys, policy: BreakerPolicy): BreakerStore {
   registerScripts(redis, [breakerScript]);
   return {
     async read() {

@@ -1,21 +1,25 @@
-import type Redis from 'ioredis';
+import Redis, { type Cluster } from 'ioredis';
 import { withDeadline } from '../lib/deadline';
+import type { RedisClient } from './redis';
+import type { ShardLayout } from './shards';
 
 /**
  * Durable acknowledgements (contract 9): before the engine is answered, the writes the answer
  * relies on are acknowledged by REDIS_MIN_REPLICAS replicas within REDIS_WAIT_MS. Redis `WAIT`
  * covers what one connection wrote, so it is sent on every connection that writes an answer's
  * state (the store's and BullMQ's). Replication is one ordered stream: a replica that acknowledged
- * an offset holds every write before it, whichever connection made it.
+ * an offset holds every write before it, whichever connection made it. On a cluster the WAIT goes
+ * to the master that owns the answer's shard, on the connection ioredis keeps to that master (the
+ * one the writes went through): "the same, per shard".
  */
 export interface Durability {
-  /** The writes this process made so far reached the replicas in time (true), or not (false). */
-  confirm(): Promise<boolean>;
+  /** The writes this process made so far in `shard` reached the replicas in time (true), or not (false). */
+  confirm(shard: number): Promise<boolean>;
   /**
-   * What this process read (a stored record another process may have written) reached the
-   * replicas: a marker write first, so the WAIT after it covers everything written before.
+   * What this process read in `shard` (a stored record another process may have written) reached
+   * the replicas: a marker write first, so the WAIT after it covers everything written before.
    */
-  confirmRead(): Promise<boolean>;
+  confirmRead(shard: number): Promise<boolean>;
 }
 
 /** REDIS_MIN_REPLICAS=0: nothing to wait for, nothing sent. */
@@ -26,11 +30,11 @@ export const PRIMARY_ONLY: Durability = Object.freeze({
 
 export interface ReplicaDurabilityOptions {
   /** Every connection that writes an answer's state; the first one also writes the read marker. */
-  readonly connections: readonly [Redis, ...Redis[]];
+  readonly connections: readonly [RedisClient, ...RedisClient[]];
   readonly minReplicas: number;
   readonly waitMs: number;
-  /** A key the read marker is written to (under QUEUE_PREFIX). */
-  readonly markerKey: string;
+  /** The shards: their read markers (under QUEUE_PREFIX) and, on a cluster, their slots. */
+  readonly layout: ShardLayout;
 }
 
 /**
@@ -40,8 +44,8 @@ export interface ReplicaDurabilityOptions {
 const ANSWER_MARGIN_MS = 1_000;
 
 /**
- * One WAIT per connection per tick: the callers of one tick already saw their writes answered, so
- * a WAIT sent after all of them covers each (under load, one WAIT serves many answers).
+ * One WAIT per node connection per tick: the callers of one tick already saw their writes
+ * answered, so a WAIT sent after all of them covers each (under load, one WAIT serves many answers).
  */
 function sharedWait(redis: Redis, minReplicas: number, waitMs: number): () => Promise<boolean> {
   let next: Promise<boolean> | undefined;
@@ -57,19 +61,37 @@ function sharedWait(redis: Redis, minReplicas: number, waitMs: number): () => Pr
   };
 }
 
+/** The connection a cluster client keeps to the master that owns `slot` now; undefined while no master is known. */
+function masterOf(cluster: Cluster, slot: number): Redis | undefined {
+  const owner = cluster.slots[slot]?.[0];
+  if (owner === undefined) return undefined;
+  return cluster.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === owner);
+}
+
 export function replicaDurability(options: ReplicaDurabilityOptions): Durability {
-  const { connections, minReplicas, waitMs, markerKey } = options;
-  const waits = connections.map((redis) => sharedWait(redis, minReplicas, waitMs));
-  const confirm = async (): Promise<boolean> => (await Promise.all(waits.map((wait) => wait()))).every(Boolean);
+  const { connections, minReplicas, waitMs, layout } = options;
+  // Node connections come and go with failovers: their shared WAITs are kept per connection object.
+  const waits = new WeakMap<Redis, () => Promise<boolean>>();
+  const waitOn = (connection: RedisClient, shard: number): Promise<boolean> => {
+    const node = connection instanceof Redis ? connection : masterOf(connection, layout.slot(shard));
+    if (node === undefined) return Promise.resolve(false);
+    let wait = waits.get(node);
+    if (wait === undefined) {
+      wait = sharedWait(node, minReplicas, waitMs);
+      waits.set(node, wait);
+    }
+    return wait();
+  };
+  const confirm = async (shard: number): Promise<boolean> => (await Promise.all(connections.map((c) => waitOn(c, shard)))).every(Boolean);
   return {
     confirm,
-    async confirmRead() {
+    async confirmRead(shard) {
       try {
-        await withDeadline(connections[0].incr(markerKey), waitMs + ANSWER_MARGIN_MS, 'durability marker');
+        await withDeadline(connections[0].incr(layout.keys(shard).durabilityMarker()), waitMs + ANSWER_MARGIN_MS, 'durability marker');
       } catch {
         return false;
       }
-      return waits[0]!();
+      return waitOn(connections[0], shard);
     },
   };
 }
@@ -80,7 +102,7 @@ export interface DurabilitySettings {
 }
 
 /** PRIMARY_ONLY with REDIS_MIN_REPLICAS=0 (the one-Redis default costs nothing), else WAIT. */
-export function durabilityFor(settings: DurabilitySettings, connections: readonly [Redis, ...Redis[]], markerKey: string): Durability {
+export function durabilityFor(settings: DurabilitySettings, connections: readonly [RedisClient, ...RedisClient[]], layout: ShardLayout): Durability {
   if (settings.REDIS_MIN_REPLICAS === 0) return PRIMARY_ONLY;
-  return replicaDurability({ connections, minReplicas: settings.REDIS_MIN_REPLICAS, waitMs: settings.REDIS_WAIT_MS, markerKey });
+  return replicaDurability({ connections, minReplicas: settings.REDIS_MIN_REPLICAS, waitMs: settings.REDIS_WAIT_MS, layout });
 }

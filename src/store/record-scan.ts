@@ -1,15 +1,18 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis';
 import type { Keys } from './keys';
+import type { ShardLayout } from './shards';
 import { decodeRecord } from './record-codec';
 import type { TransactionRecord } from './types';
 
 /**
  * Reads for the operators' console, in pages: never a whole index at once. The time index and a
  * player's recent records are written by the claim (src/store/lua/includes/record-indexes.lua).
+ * Each shard has its own indexes; the lists read them shard by shard (the time index merged in
+ * time order), a pipeline never spans two shards (two slots).
  */
 
 /** One page's records, read in one pipeline; ids whose record expired meanwhile are left out. */
-export async function readRecords(redis: Redis, keys: Keys, ids: readonly string[]): Promise<TransactionRecord[]> {
+export async function readRecords(redis: RedisClient, keys: Keys, ids: readonly string[]): Promise<TransactionRecord[]> {
   if (ids.length === 0) return [];
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hgetall(keys.transaction(id));
@@ -27,7 +30,7 @@ export async function readRecords(redis: Redis, keys: Keys, ids: readonly string
  * Every member of a ZSET with a score in [from, to], in score order, `pageSize` at a time. Pages
  * continue from the last score seen (not an offset), so a long window costs O(log n) per page.
  */
-export async function* zsetPages(redis: Redis, key: string, from: number, to: number, pageSize: number): AsyncGenerator<string[]> {
+export async function* zsetPages(redis: RedisClient, key: string, from: number, to: number, pageSize: number): AsyncGenerator<string[]> {
   const bound = (n: number): string => (n === -Infinity ? '-inf' : n === Infinity ? '+inf' : String(n));
   let min = bound(from);
   // Members already given at the score the next page starts from (ties at a page boundary).
@@ -54,18 +57,50 @@ export async function* zsetPages(redis: Redis, key: string, from: number, to: nu
   }
 }
 
-/** The records created in [from, to] (ms), oldest first, in pages. */
-export async function* recordsCreatedIn(redis: Redis, keys: Keys, from: number, to: number, pageSize = 200): AsyncGenerator<TransactionRecord[]> {
+async function* shardCreatedIn(redis: RedisClient, keys: Keys, from: number, to: number, pageSize: number): AsyncGenerator<TransactionRecord[]> {
   for await (const ids of zsetPages(redis, keys.timeIndex(), from, to, pageSize)) yield readRecords(redis, keys, ids);
 }
 
-/** Every record of an index ZSET (pending, dead), in pages, by score. */
-export async function* recordsOfIndex(redis: Redis, keys: Keys, index: string, pageSize = 200): AsyncGenerator<TransactionRecord[]> {
-  for await (const ids of zsetPages(redis, index, -Infinity, Infinity, pageSize)) yield readRecords(redis, keys, ids);
+/** The records created in [from, to] (ms), oldest first over all shards, in pages. */
+export async function* recordsCreatedIn(redis: RedisClient, layout: ShardLayout, from: number, to: number, pageSize = 200): AsyncGenerator<TransactionRecord[]> {
+  const sources = layout.all.map((shard) => ({ pages: shardCreatedIn(redis, layout.keys(shard), from, to, pageSize), buffer: [] as TransactionRecord[], done: false }));
+  for (;;) {
+    // Every shard with records left shows its next one; the oldest of those goes out first.
+    for (const source of sources) {
+      while (!source.done && source.buffer.length === 0) {
+        const next = await source.pages.next();
+        if (next.done) source.done = true;
+        else source.buffer.push(...next.value);
+      }
+    }
+    const page: TransactionRecord[] = [];
+    while (page.length < pageSize) {
+      let oldest: (typeof sources)[number] | undefined;
+      for (const source of sources) {
+        if (source.buffer.length > 0 && (oldest === undefined || source.buffer[0]!.createdAt < oldest.buffer[0]!.createdAt)) oldest = source;
+      }
+      if (oldest === undefined) break;
+      page.push(oldest.buffer.shift()!);
+      // A shard whose buffer ran dry may hold older records than the others' next: refill first.
+      if (oldest.buffer.length === 0 && !oldest.done) break;
+    }
+    if (page.length === 0) return;
+    yield page;
+  }
+}
+
+/** Every record of an index ZSET (pending, dead) of every shard, in pages, shard by shard, by score within a shard. */
+export async function* recordsOfIndex(redis: RedisClient, layout: ShardLayout, index: 'pending' | 'dead', pageSize = 200): AsyncGenerator<TransactionRecord[]> {
+  for (const shard of layout.all) {
+    const keys = layout.keys(shard);
+    const key = index === 'pending' ? keys.pendingIndex() : keys.deadIndex();
+    for await (const ids of zsetPages(redis, key, -Infinity, Infinity, pageSize)) yield readRecords(redis, keys, ids);
+  }
 }
 
 /** A player's newest records (at most PLAYER_RECENT_CAP are indexed), newest first. */
-export async function playerRecentRecords(redis: Redis, keys: Keys, playerId: string, siteId: string, limit: number): Promise<TransactionRecord[]> {
+export async function playerRecentRecords(redis: RedisClient, layout: ShardLayout, playerId: string, siteId: string, limit: number): Promise<TransactionRecord[]> {
+  const keys = layout.keys(layout.shardOfPlayer(playerId, siteId));
   return readRecords(redis, keys, await redis.zrevrange(keys.playerRecent(playerId, siteId), 0, limit - 1));
 }
 
@@ -86,21 +121,26 @@ export interface EndingToken {
   readonly since: number;
 }
 
-/** Tokens of the ending or terminate-failed index, oldest first, at most `limit`. */
-export async function endingTokens(redis: Redis, keys: Keys, index: 'ending' | 'failed', limit: number): Promise<{ tokens: EndingToken[]; total: number }> {
-  const key = index === 'ending' ? keys.endingIndex() : keys.terminateFailedIndex();
-  const [flat, total] = await Promise.all([redis.zrange(key, 0, limit - 1, 'WITHSCORES'), redis.zcard(key)]);
-  const refs: [string, number][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) refs.push([flat[i]!, Number(flat[i + 1])]);
-  const pipeline = redis.pipeline();
-  for (const [ref] of refs) {
-    // Named fields only: the hash also holds the wallet token, which never leaves the store.
-    pipeline.hmget(keys.token(ref), 'player_id', 'site_id', 'state', 'from', 'attempts', 'last_code');
-    pipeline.scard(keys.tokenPending(ref));
-  }
-  const replies = (await pipeline.exec()) ?? [];
-  const tokens = refs.map(([tokenRef, since], i) => {
-    const [playerId, siteId, state, from, attempts, lastCode] = (replies[2 * i]?.[1] as (string | null)[]) ?? [];
+/** Tokens of the ending or terminate-failed index over all shards, oldest first, at most `limit`. */
+export async function endingTokens(redis: RedisClient, layout: ShardLayout, index: 'ending' | 'failed', limit: number): Promise<{ tokens: EndingToken[]; total: number }> {
+  const keyOf = (keys: Keys): string => (index === 'ending' ? keys.endingIndex() : keys.terminateFailedIndex());
+  const perShard = await Promise.all(
+    layout.all.map(async (shard) => {
+      const key = keyOf(layout.keys(shard));
+      const [flat, total] = await Promise.all([redis.zrange(key, 0, limit - 1, 'WITHSCORES'), redis.zcard(key)]);
+      const refs: { ref: string; since: number; keys: Keys }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) refs.push({ ref: flat[i]!, since: Number(flat[i + 1]), keys: layout.keys(shard) });
+      return { refs, total };
+    }),
+  );
+  const refs = perShard.flatMap((s) => s.refs).sort((a, b) => a.since - b.since).slice(0, limit);
+  const total = perShard.reduce((n, s) => n + s.total, 0);
+  const tokens = await Promise.all(refs.map(async ({ ref: tokenRef, since, keys }) => {
+    const [[playerId, siteId, state, from, attempts, lastCode], holding] = await Promise.all([
+      // Named fields only: the hash also holds the wallet token, which never leaves the store.
+      redis.hmget(keys.token(tokenRef), 'player_id', 'site_id', 'state', 'from', 'attempts', 'last_code'),
+      redis.scard(keys.tokenPending(tokenRef)),
+    ]);
     return {
       tokenRef,
       playerId: playerId ?? '',
@@ -109,9 +149,9 @@ export async function endingTokens(redis: Redis, keys: Keys, index: 'ending' | '
       from: from ? Number(from) : null,
       attempts: Number(attempts ?? 0),
       lastCode: lastCode ?? '',
-      holding: Number(replies[2 * i + 1]?.[1] ?? 0),
+      holding,
       since,
     };
-  });
+  }));
   return { tokens, total };
 }

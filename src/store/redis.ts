@@ -1,4 +1,7 @@
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
+
+/** A store or queue connection: one Redis (URL or Sentinel) or a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * Which Redis the gateway runs on (contract 9): one Redis at a URL, or the primary a set of
@@ -13,24 +16,36 @@ export type RedisTarget =
       /** From REDIS_URL's user and password, if it has them: the primary's credentials. */
       readonly username?: string;
       readonly password?: string;
+    }
+  | {
+      /** A Redis Cluster: any of its nodes to start from (ioredis's own Cluster client learns the rest). */
+      readonly kind: 'cluster';
+      readonly nodes: readonly { readonly host: string; readonly port: number }[];
+      readonly username?: string;
+      readonly password?: string;
     };
 
 export interface RedisSettings {
   readonly REDIS_URL: string;
   readonly REDIS_SENTINELS?: readonly { readonly host: string; readonly port: number }[];
   readonly REDIS_SENTINEL_NAME?: string;
+  readonly REDIS_CLUSTER_NODES?: readonly { readonly host: string; readonly port: number }[];
 }
 
 export function redisTargetOf(settings: RedisSettings): RedisTarget {
-  if (settings.REDIS_SENTINELS === undefined || settings.REDIS_SENTINEL_NAME === undefined) return { kind: 'url', url: settings.REDIS_URL };
   const url = new URL(settings.REDIS_URL);
-  return {
-    kind: 'sentinel',
-    sentinels: settings.REDIS_SENTINELS,
-    name: settings.REDIS_SENTINEL_NAME,
+  const credentials = {
     username: url.username === '' ? undefined : decodeURIComponent(url.username),
     password: url.password === '' ? undefined : decodeURIComponent(url.password),
   };
+  if (settings.REDIS_CLUSTER_NODES !== undefined) return { kind: 'cluster', nodes: settings.REDIS_CLUSTER_NODES, ...credentials };
+  if (settings.REDIS_SENTINELS === undefined || settings.REDIS_SENTINEL_NAME === undefined) return { kind: 'url', url: settings.REDIS_URL };
+  return { kind: 'sentinel', sentinels: settings.REDIS_SENTINELS, name: settings.REDIS_SENTINEL_NAME, ...credentials };
+}
+
+/** Whether keys need hash tags: on a cluster every multi-key step must stay in one slot. */
+export function isClusterTarget(target: RedisTarget): boolean {
+  return target.kind === 'cluster';
 }
 
 /**
@@ -42,12 +57,20 @@ function reconnectOnReadonly(err: Error): 2 | false {
   return err.message.startsWith('READONLY') ? 2 : false;
 }
 
+export interface ConnectionOptions {
+  readonly forBullmq?: boolean;
+  readonly name?: string;
+  readonly onError?: (err: Error) => void;
+}
+
 /**
  * The store's Redis connection. Commands queue while Redis is away (a restart, a failover) instead
  * of failing the request at once; BullMQ needs `maxRetriesPerRequest: null` on its own connections.
  * Scripts are sent by SHA1 and reloaded on NOSCRIPT (a promoted replica has none cached).
  */
-export function createRedis(target: RedisTarget | string, options: { forBullmq?: boolean; name?: string; onError?: (err: Error) => void } = {}): Redis {
+export function createRedis(target: Exclude<RedisTarget, { kind: 'cluster' }> | string, options?: ConnectionOptions): Redis;
+export function createRedis(target: RedisTarget | string, options?: ConnectionOptions): RedisClient;
+export function createRedis(target: RedisTarget | string, options: ConnectionOptions = {}): RedisClient {
   const common = {
     maxRetriesPerRequest: options.forBullmq ? null : 3,
     enableAutoPipelining: !options.forBullmq,
@@ -55,6 +78,7 @@ export function createRedis(target: RedisTarget | string, options: { forBullmq?:
     retryStrategy: (times: number) => Math.min(50 * times, 1000),
   };
   const t: RedisTarget = typeof target === 'string' ? { kind: 'url', url: target } : target;
+  if (t.kind === 'cluster') return createCluster(t, common, options.onError);
   const redis =
     t.kind === 'url'
       ? new Redis(t.url, common)
@@ -75,7 +99,45 @@ export function createRedis(target: RedisTarget | string, options: { forBullmq?:
   return redis;
 }
 
-export async function closeRedis(redis: Redis): Promise<void> {
+/**
+ * ioredis's own Cluster client: it follows MOVED/ASK, refreshes the slot map after a failover
+ * (a killed master's replica takes its slots), and its defineCommand scripts reload on NOSCRIPT at
+ * whichever master a slot moved to. Commands queue while no node owns a slot yet.
+ */
+function createCluster(
+  t: Extract<RedisTarget, { kind: 'cluster' }>,
+  common: { maxRetriesPerRequest: number | null; connectionName?: string },
+  onError: ((err: Error) => void) | undefined,
+): Cluster {
+  const cluster = new Cluster(
+    t.nodes.map((n) => ({ host: n.host, port: n.port })),
+    {
+      // Off on a cluster: an auto-pipeline that mixes a MOVED (a failover) or a NOSCRIPT (a promoted
+      // replica) with other replies hands that error to the caller instead of following it; a
+      // command sent on its own is redirected, retried, and its script reloaded by ioredis.
+      enableAutoPipelining: false,
+      clusterRetryStrategy: (times: number) => Math.min(100 * times, 1000),
+      // A failover takes the cluster-node-timeout and an election: keep a command's redirections
+      // and retries going for that long rather than failing the request.
+      maxRedirections: 64,
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 200,
+      retryDelayOnTryAgain: 200,
+      slotsRefreshTimeout: 2000,
+      redisOptions: {
+        maxRetriesPerRequest: common.maxRetriesPerRequest,
+        connectionName: common.connectionName,
+        username: t.username,
+        password: t.password,
+        reconnectOnError: reconnectOnReadonly,
+      },
+    },
+  );
+  cluster.on('error', onError ?? (() => undefined));
+  return cluster;
+}
+
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   try {
     await redis.quit();
@@ -85,7 +147,7 @@ export async function closeRedis(redis: Redis): Promise<void> {
 }
 
 /** `maxmemory-policy` must be noeviction: an evicted job or record is lost money. */
-export async function checkEvictionPolicy(redis: Redis): Promise<{ ok: boolean; policy: string }> {
+export async function checkEvictionPolicy(redis: RedisClient): Promise<{ ok: boolean; policy: string }> {
   try {
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
     const policy = reply[1] ?? 'unknown';

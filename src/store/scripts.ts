@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis';
 
 /**
  * The store's atomic steps, one Lua file each under ./lua (`name-NKEYS.lua`, with a header listing
@@ -61,7 +61,7 @@ type ScriptCommand = (...args: string[]) => Promise<unknown>;
  * use: an auto-pipeline that already exists in that tick would lack the new command, and ioredis
  * then misaligns the pipeline's replies (ioredis issue 1931).
  */
-export function registerScripts(redis: Redis, scripts: readonly Script<never>[]): void {
+export function registerScripts(redis: RedisClient, scripts: readonly Script<never>[]): void {
   const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
   for (const script of scripts) {
     if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
@@ -69,7 +69,7 @@ export function registerScripts(redis: Redis, scripts: readonly Script<never>[])
 }
 
 /** Runs a script registered on the connection (registerScripts). */
-export function runScript<I>(redis: Redis, script: Script<I>, input: I): Promise<unknown> {
+export function runScript<I>(redis: RedisClient, script: Script<I>, input: I): Promise<unknown> {
   const { keys, args } = script.build(input);
   if (keys.length !== script.numberOfKeys) {
     throw new Error(`${script.file} takes ${script.numberOfKeys} keys, was given ${keys.length}`);

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
 import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
+import type { RedisClient } from './redis';
 import { defineScript, registerScripts, runScript } from './scripts';
+import type { ShardLayout } from './shards';
 import type { Session, SessionProfile } from './types';
 
 export interface NewSession {
@@ -39,8 +40,8 @@ export interface SessionStore {
   finishTerminate(tokenRef: string, finish: TerminateFinish): Promise<void>;
   /** What a terminate of the token sends; undefined once the token's keys expired. */
   tokenFields(tokenRef: string): Promise<TokenFields | undefined>;
-  /** Ending tokens whose check time passed (the sweeper makes sure a terminate job drives each). */
-  dueEndingTokens(now: number, limit: number): Promise<string[]>;
+  /** Ending tokens of one shard whose check time passed (the sweeper makes sure a terminate job drives each). */
+  dueEndingTokens(shard: number, now: number, limit: number): Promise<string[]>;
   /** Whether the token is in the ending index: its end was asked and its terminate is not done. */
   isEnding(tokenRef: string): Promise<boolean>;
   /** Records still pending or dead under the session's wallet token (in any session of that token). */
@@ -99,7 +100,10 @@ export interface TerminateFinish {
   readonly balance?: string;
 }
 
-/** 128 bits of randomness, URL-safe: a session id cannot be guessed from another. */
+/**
+ * 128 bits of randomness, URL-safe: a session id cannot be guessed from another. With several
+ * shards it ends in `.<shard>` (ShardLayout.withShard), so an engine call finds its shard at once.
+ */
 export function newSessionId(): string {
   return randomBytes(16).toString('base64url');
 }
@@ -112,7 +116,7 @@ export function tokenRefOf(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('base64url').slice(0, 22);
 }
 
-const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
+const SESSION_ID = /^[A-Za-z0-9_-]{22}(\.[0-9]{1,4})?$/;
 
 export function isSessionId(value: string): boolean {
   return SESSION_ID.test(value);
@@ -189,7 +193,7 @@ function profileOf(s: Session): SessionProfile {
   return { sessionId: s.sessionId, token: s.token, tokenRef: s.tokenRef, playerId: s.playerId, siteId: s.siteId, currency: s.currency, gameId: s.gameId, createdAt: s.createdAt };
 }
 
-export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
+export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
   registerScripts(redis, [createScript, endScript, takeTerminateScript, finishTerminateScript, touchScript]);
   // Insertion-ordered: the first key is the oldest, so trimming is a delete of the first.
   const profiles = new Map<string, { readonly profile: SessionProfile; readonly until: number }>();
@@ -199,8 +203,20 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     if (profiles.size > cacheOptions.maxEntries) profiles.delete(profiles.keys().next().value as string);
   };
 
+  /** A session's and a token's keys: the shard their id names (a session and its token share it). */
+  const keysOfId = (id: string): Keys | undefined => {
+    const shard = layout.shardOfId(id);
+    return shard === undefined ? undefined : layout.keys(shard);
+  };
+  const keysOfToken = (tokenRef: string): Keys => {
+    const keys = keysOfId(tokenRef);
+    if (keys === undefined) throw new Error(`token ref names no shard of this layout: ${tokenRef}`);
+    return keys;
+  };
+
   async function get(sessionId: string): Promise<Session | undefined> {
-    if (!isSessionId(sessionId)) return undefined;
+    const keys = isSessionId(sessionId) ? keysOfId(sessionId) : undefined;
+    if (keys === undefined) return undefined;
     const session = fromHash(sessionId, await redis.hgetall(keys.session(sessionId)));
     if (session === undefined) profiles.delete(sessionId);
     else remember(session);
@@ -218,8 +234,15 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     ttlSeconds,
 
     async create(input, now) {
-      const session: Session = { sessionId: newSessionId(), ...input, tokenRef: tokenRefOf(input.token), state: 'open', createdAt: now };
-      if ((await runScript(redis, createScript, { keys, session, ttlSeconds })) !== 1) return undefined;
+      const shard = layout.shardOfPlayer(input.playerId, input.siteId);
+      const session: Session = {
+        sessionId: layout.withShard(newSessionId(), shard),
+        ...input,
+        tokenRef: layout.withShard(tokenRefOf(input.token), shard),
+        state: 'open',
+        createdAt: now,
+      };
+      if ((await runScript(redis, createScript, { keys: layout.keys(shard), session, ttlSeconds })) !== 1) return undefined;
       remember(session);
       return session;
     },
@@ -229,16 +252,16 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     profile,
 
     async touch(session, balance) {
-      await runScript(redis, touchScript, { keys, session, ttlSeconds, balance });
+      await runScript(redis, touchScript, { keys: keysOfToken(session.tokenRef), session, ttlSeconds, balance });
     },
 
     async end({ sessionId, tokenRef }, lease) {
-      const [kind, balance] = (await runScript(redis, endScript, { keys, sessionId, tokenRef, lease })) as [EndResult['kind'], string?];
+      const [kind, balance] = (await runScript(redis, endScript, { keys: keysOfToken(tokenRef), sessionId, tokenRef, lease })) as [EndResult['kind'], string?];
       return kind === 'not_found' ? { kind } : { kind, balance: balance ?? '0' };
     },
 
     async takeTerminate(tokenRef, lease): Promise<TakeTerminateResult> {
-      const [kind, ...values] = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease })) as [string, ...string[]];
+      const [kind, ...values] = (await runScript(redis, takeTerminateScript, { keys: keysOfToken(tokenRef), tokenRef, lease })) as [string, ...string[]];
       switch (kind) {
         case 'busy':
           return { kind, leaseUntil: Number(values[0]) };
@@ -252,25 +275,25 @@ export function createSessionStore(redis: Redis, keys: Keys, ttlSeconds: number,
     },
 
     async finishTerminate(tokenRef, finish) {
-      await runScript(redis, finishTerminateScript, { keys, tokenRef, finish });
+      await runScript(redis, finishTerminateScript, { keys: keysOfToken(tokenRef), tokenRef, finish });
     },
 
     async tokenFields(tokenRef) {
-      const h = await redis.hgetall(keys.token(tokenRef));
+      const h = await redis.hgetall(keysOfToken(tokenRef).token(tokenRef));
       if (h.token === undefined) return undefined;
       return { token: h.token, playerId: h.player_id ?? '', siteId: h.site_id ?? '', currency: h.currency ?? '', gameId: h.game_id ?? '' };
     },
 
-    async dueEndingTokens(now, limit) {
-      return redis.zrangebyscore(keys.endingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    async dueEndingTokens(shard, now, limit) {
+      return redis.zrangebyscore(layout.keys(shard).endingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
     },
 
     async isEnding(tokenRef) {
-      return (await redis.zscore(keys.endingIndex(), tokenRef)) !== null;
+      return (await redis.zscore(keysOfToken(tokenRef).endingIndex(), tokenRef)) !== null;
     },
 
     async pendingCount(session) {
-      return redis.scard(keys.tokenPending(session.tokenRef));
+      return redis.scard(keysOfToken(session.tokenRef).tokenPending(session.tokenRef));
     },
   };
 }

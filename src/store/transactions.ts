@@ -1,9 +1,10 @@
-import type Redis from 'ioredis';
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
 import type { RetryPlan } from '../duties/retry-policy';
 import type { Keys } from './keys';
+import type { RedisClient } from './redis';
 import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
 import { defineScript, registerScripts, runScript } from './scripts';
+import type { ShardLayout } from './shards';
 import {
   FINAL_STATES,
   type AttemptLogEntry,
@@ -97,6 +98,9 @@ export type RecordRef = Pick<
   'transactionId' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'walletRoundId' | 'referenceTransactionId'
 >;
 
+/** What names a record's shard: its id and its player. */
+export type ShardRef = Pick<TransactionRecord, 'transactionId' | 'playerId' | 'siteId'>;
+
 /** What a compensation's start needs of its debit (a claimed debit or a stored record). */
 export type DebitRef = Pick<
   TransactionRecord,
@@ -139,28 +143,40 @@ export interface BeginRetryInput {
 export type BeginRetryResult = { readonly kind: 'started' | 'read'; readonly record: TransactionRecord };
 
 export interface TransactionStore {
+  /** How the records are sharded (by player); the index reads below take a shard. */
+  readonly layout: ShardLayout;
+  /** The shard of a record: its player's. */
+  shardOf(record: Pick<TransactionRecord, 'playerId' | 'siteId'>): number;
   claim(input: ClaimInput): Promise<ClaimResult>;
-  /** Reads a record for a retry run and, when nothing stands in the way, starts its attempt; one round trip. */
-  beginRetry(transactionId: string, input: BeginRetryInput): Promise<BeginRetryResult | undefined>;
-  get(transactionId: string): Promise<TransactionRecord | undefined>;
+  /**
+   * Reads a record for a retry run (a job of `shard`'s queue) and, when nothing stands in the way,
+   * starts its attempt; one round trip.
+   */
+  beginRetry(transactionId: string, shard: number, input: BeginRetryInput): Promise<BeginRetryResult | undefined>;
+  /**
+   * The record with this id. `shard` when the caller knows it (a job of that shard's queue, an
+   * index of that shard); without it every shard is asked (a lookup by id alone).
+   */
+  get(transactionId: string, shard?: number): Promise<TransactionRecord | undefined>;
   /** Applies the update if the record is in an expected state; false if it was not. One round trip. */
   settle(record: RecordRef, update: SettleUpdate): Promise<boolean>;
   beginCompensation(start: CompensationStart): Promise<CompensationStartResult>;
   /** How many other credits/rollbacks of the record's round are not final yet. */
   openInRound(record: RecordRef): Promise<number>;
-  /** Pending ids whose next check time has passed (the sweeper's work list). */
-  dueForSweep(now: number, limit: number): Promise<string[]>;
+  /** Pending ids of one shard whose next check time has passed (the sweeper's work list). */
+  dueForSweep(shard: number, now: number, limit: number): Promise<string[]>;
+  /** Dead ids over all shards, newest death last (oldest first), a page of them and how many there are. */
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
-  /** Dead ids whose time of death is within [from, to], oldest first. */
+  /** Dead ids whose time of death is within [from, to], oldest first (over all shards). */
   deadBetween(from: number, to: number, limit: number): Promise<string[]>;
   /** Resolves a record only while it is `dead`, releasing what it held, with its audit entry; one step. */
   resolve(record: RecordRef, input: ResolveInput): Promise<ResolveResult>;
   /** The record's wallet attempts, oldest first (empty once it settled for good). */
-  attemptLog(transactionId: string): Promise<AttemptLogEntry[]>;
-  /** Watched debits whose next `status` check is due. */
-  dueForRecheck(now: number, limit: number): Promise<string[]>;
+  attemptLog(record: ShardRef): Promise<AttemptLogEntry[]>;
+  /** Watched debits of one shard whose next `status` check is due. */
+  dueForRecheck(shard: number, now: number, limit: number): Promise<string[]>;
   /** The next `status` check of a watched debit. */
-  recheckLater(transactionId: string, at: number): Promise<void>;
+  recheckLater(debit: ShardRef, at: number): Promise<void>;
 }
 
 /** What every script call of this store knows besides its input. */
@@ -309,75 +325,97 @@ const openInRoundScript = defineScript<{ keys: Keys; record: RecordRef }>('open-
   args: [],
 }));
 
-export function createTransactionStore(redis: Redis, keys: Keys, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
+/**
+ * Merges per-shard ZSET pages (member, score, member, score …) into one list by score: a list over
+ * all shards reads each shard's first `count` and keeps the first `count` of the merge.
+ */
+export function mergeByScore(pages: readonly (readonly string[])[], count: number): string[] {
+  const all: { id: string; score: number }[] = [];
+  for (const flat of pages) for (let i = 0; i + 1 < flat.length; i += 2) all.push({ id: flat[i]!, score: Number(flat[i + 1]) });
+  return all.sort((a, b) => a.score - b.score).slice(0, count).map((e) => e.id);
+}
+
+export function createTransactionStore(redis: RedisClient, layout: ShardLayout, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
   registerScripts(redis, [claimScript, settleScript, beginRetryScript, beginCompensationScript, openInRoundScript, resolveScript]);
-  const context = (): StoreContext => ({ keys, retentionSeconds, now: clock() });
+  const shardOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): number => layout.shardOfPlayer(r.playerId, r.siteId);
+  const keysOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): Keys => layout.keys(shardOf(r));
+  const context = (keys: Keys): StoreContext => ({ keys, retentionSeconds, now: clock() });
+  const onShards = <T>(read: (keys: Keys) => Promise<T>): Promise<T[]> => Promise.all(layout.all.map((shard) => read(layout.keys(shard))));
+
+  async function get(transactionId: string, shard?: number): Promise<TransactionRecord | undefined> {
+    if (shard !== undefined || layout.count === 1) return decodeRecord(await redis.hgetall(layout.keys(shard ?? 0).transaction(transactionId)));
+    // A lookup by id alone: every shard in parallel (one command per shard, pipelined per master).
+    const found = await onShards(async (keys) => decodeRecord(await redis.hgetall(keys.transaction(transactionId))));
+    return found.find((r) => r !== undefined);
+  }
 
   return {
+    layout,
+    shardOf,
+
     async claim(input) {
-      const reply = (await runScript(redis, claimScript, { ...context(), ...input })) as (string | null)[];
+      const reply = (await runScript(redis, claimScript, { ...context(keysOf(input.record)), ...input })) as (string | null)[];
       const [kind, balance, ...rest] = reply as [string, string | null, ...string[]];
       if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))!, sessionBalance: balance };
       if (kind === 'claimed' || kind === 'deferred') return { kind, sessionBalance: balance ?? '0' };
       return { kind } as ClaimResult;
     },
 
-    async beginRetry(transactionId, input) {
-      const [kind, ...rest] = (await runScript(redis, beginRetryScript, { keys, transactionId, ...input })) as string[];
+    async beginRetry(transactionId, shard, input) {
+      const [kind, ...rest] = (await runScript(redis, beginRetryScript, { keys: layout.keys(shard), transactionId, ...input })) as string[];
       const record = kind === undefined ? undefined : decodeRecord(pairsToObject(rest));
       return record === undefined ? undefined : { kind: kind as BeginRetryResult['kind'], record };
     },
 
-    async get(transactionId) {
-      return decodeRecord(await redis.hgetall(keys.transaction(transactionId)));
-    },
+    get,
 
     async settle(record, update) {
-      return (await runScript(redis, settleScript, { ...context(), record, update })) === 1;
+      return (await runScript(redis, settleScript, { ...context(keysOf(record)), record, update })) === 1;
     },
 
     async beginCompensation(start) {
-      const [kind, value] = (await runScript(redis, beginCompensationScript, { ...context(), ...start })) as [string, string];
+      const [kind, value] = (await runScript(redis, beginCompensationScript, { ...context(keysOf(start.debit)), ...start })) as [string, string];
       if (kind === 'not_pending') return { kind, state: (value || undefined) as TransactionState | undefined };
       return { kind: kind as 'created' | 'linked', compensationId: value };
     },
 
     async resolve(record, input) {
-      const [kind, state] = (await runScript(redis, resolveScript, { ...context(), record, input })) as [string, string?];
+      const [kind, state] = (await runScript(redis, resolveScript, { ...context(keysOf(record)), record, input })) as [string, string?];
       if (kind === 'resolved') return { kind };
       return { kind: 'not_dead', state: (state || undefined) as TransactionState | undefined };
     },
 
-    async attemptLog(transactionId) {
-      return (await redis.lrange(keys.attemptLog(transactionId), 0, -1)).map(decodeAttempt);
+    async attemptLog(record) {
+      return (await redis.lrange(keysOf(record).attemptLog(record.transactionId), 0, -1)).map(decodeAttempt);
     },
 
     async openInRound(record) {
-      return Number(await runScript(redis, openInRoundScript, { keys, record }));
+      return Number(await runScript(redis, openInRoundScript, { keys: keysOf(record), record }));
     },
 
-    async dueForSweep(now, limit) {
-      return redis.zrangebyscore(keys.pendingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    async dueForSweep(shard, now, limit) {
+      return redis.zrangebyscore(layout.keys(shard).pendingIndex(), '-inf', String(now), 'LIMIT', 0, limit);
     },
 
-    async dueForRecheck(now, limit) {
-      return redis.zrangebyscore(keys.recheckIndex(), '-inf', String(now), 'LIMIT', 0, limit);
+    async dueForRecheck(shard, now, limit) {
+      return redis.zrangebyscore(layout.keys(shard).recheckIndex(), '-inf', String(now), 'LIMIT', 0, limit);
     },
 
-    async recheckLater(transactionId, at) {
-      await redis.zadd(keys.recheckIndex(), 'XX', at, transactionId);
+    async recheckLater(debit, at) {
+      await redis.zadd(keysOf(debit).recheckIndex(), 'XX', at, debit.transactionId);
     },
 
     async deadBetween(from, to, limit) {
-      return redis.zrangebyscore(keys.deadIndex(), String(from), String(to), 'LIMIT', 0, limit);
+      const pages = await onShards((keys) => redis.zrangebyscore(keys.deadIndex(), String(from), String(to), 'WITHSCORES', 'LIMIT', 0, limit));
+      return mergeByScore(pages, limit);
     },
 
     async listDead(offset, limit) {
-      const [ids, total] = await Promise.all([
-        redis.zrange(keys.deadIndex(), offset, offset + limit - 1),
-        redis.zcard(keys.deadIndex()),
+      const [pages, totals] = await Promise.all([
+        onShards((keys) => redis.zrange(keys.deadIndex(), 0, offset + limit - 1, 'WITHSCORES')),
+        onShards((keys) => redis.zcard(keys.deadIndex())),
       ]);
-      return { ids, total };
+      return { ids: mergeByScore(pages, offset + limit).slice(offset), total: totals.reduce((a, b) => a + b, 0) };
     },
   };
 }

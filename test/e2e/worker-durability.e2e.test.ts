@@ -44,7 +44,7 @@ describe('worker processes', () => {
 
     const first = await worker();
     // Its first retry went out and was answered 12; the job now waits in Redis for retry 2.
-    await waitFor('second attempt settled', async () => (await h.store.get(id))?.history.length === 2 && (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await waitFor('second attempt settled', async () => (await h.store.get(id))?.history.length === 2 && (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))) === 'delayed');
     await first.kill('SIGKILL');
     expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: 2 });
 

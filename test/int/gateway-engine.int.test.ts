@@ -332,7 +332,7 @@ describe('wallet trouble handed to the background', () => {
     const win = await post(`/sessions/${sessionId}/win`, { round_id: 'p', transaction_id: winId, bet_transaction_id: bet.body.transaction_id, amount: '2' });
     expect(win.status).toBe(202);
     expect(win.body).toEqual({ state: 'pending', transaction_id: winId, balance: 999, currency: 'EUR', request_id: expect.any(String) });
-    const job = await h.duties.queues.retry.getJob(retryJobId(winId));
+    const job = await h.duties.queues.shards[0]!.retry.getJob(retryJobId(winId));
     expect(job?.data).toEqual({ transactionId: winId });
     expect(await h.transactions.get(winId)).toMatchObject({ state: 'pending', attempts: 1, lastWalletCode: 12, history: [12] });
 
@@ -347,7 +347,7 @@ describe('wallet trouble handed to the background', () => {
     expect(end.status).toBe(202);
     expect(end.body.state).toBe('pending');
     expect(walletCalls('terminate')).toHaveLength(0);
-    expect(await h.duties.queues.terminate.getJobs(['waiting', 'delayed'])).toEqual(
+    expect(await h.duties.queues.shards[0]!.terminate.getJobs(['waiting', 'delayed'])).toEqual(
       expect.arrayContaining([expect.objectContaining({ data: { tokenRef: (await h.sessions.get(sessionId))!.tokenRef } })]),
     );
     expect((await h.sessions.get(sessionId))?.state).toBe('ending');
@@ -367,7 +367,7 @@ describe('wallet trouble handed to the background', () => {
     expect(record).toMatchObject({ state: 'compensating', attempts: 1 });
     const compensationId = record?.compensationId as string;
     expect(await h.transactions.get(compensationId)).toMatchObject({ kind: 'rollback', state: 'pending', referenceTransactionId: betId });
-    expect((await h.duties.queues.retry.getJob(retryJobId(compensationId)))?.data).toEqual({ transactionId: compensationId });
+    expect((await h.duties.queues.shards[0]!.retry.getJob(retryJobId(compensationId)))?.data).toEqual({ transactionId: compensationId });
 
     const view = await request(h.url).get(`/engine/v1/transactions/${betId}`).set('Authorization', `Bearer ${API_KEY}`);
     expect(view.body).toMatchObject({ state: 'compensating', compensation: { transaction_id: compensationId, state: 'pending' } });

@@ -83,7 +83,7 @@ describe('verify', () => {
 
   it('a settled record whose session expired: the record view, and the wallet not asked', async () => {
     // A session store of its own, so the gateway's in-process profile cache never saw the session.
-    const other = createSessionStore(h.redis, h.keys, 3600);
+    const other = createSessionStore(h.redis, h.layout, 3600);
     const playerId = newPlayerId();
     const session = (await other.create({ token: uniqueId('tok'), playerId, siteId: '7', currency: 'EUR', gameId: 'slot-1', balance: '100.00' }, Date.now()))!;
     const betId = uniqueId('bet');

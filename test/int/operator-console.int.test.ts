@@ -96,7 +96,7 @@ describe('resolve', () => {
     const record = (await h.transactions.get(winId))!;
     expect(await h.redis.sismember(h.keys.tokenPending(record.tokenRef), winId)).toBe(1);
     expect(await h.redis.hget(h.keys.round(record.playerId, record.siteId, record.walletRoundId), 'open')).toBe('1');
-    const attemptLog = await h.transactions.attemptLog(winId);
+    const attemptLog = await h.transactions.attemptLog({ ...record, transactionId: winId });
     expect(attemptLog).toEqual([expect.objectContaining({ result: Code.InternalServiceError, latencyMs: expect.any(Number) })]);
     const callsBefore = h.sim.calls().length;
 

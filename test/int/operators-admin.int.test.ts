@@ -7,7 +7,7 @@ import { QUEUE_NAMES, retryJobId } from '../../src/duties/queues';
 import { startGateway, type RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index';
-import { keysFor } from '../../src/store/keys';
+import { shardLayout } from '../../src/store/shards';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore } from '../../src/store/sessions';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
@@ -92,9 +92,8 @@ beforeAll(async () => {
   gateway = await startGateway(configFor(true), logger, { host: '127.0.0.1' });
   closedGateway = await startGateway(configFor(false), logger, { host: '127.0.0.1' });
   redis = createRedis(redisUrl());
-  const keys = keysFor(prefix);
-  transactions = createTransactionStore(redis, keys, 3600);
-  const session = (await createSessionStore(redis, keys, 3600).create(
+  transactions = createTransactionStore(redis, shardLayout(prefix, 1), 3600);
+  const session = (await createSessionStore(redis, shardLayout(prefix, 1), 3600).create(
     { token: 'secret-wallet-token', playerId: PLAYER, siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' },
     Date.now(),
   ))!;

@@ -9,7 +9,7 @@ import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { createQueueMetrics } from '../../src/observability/queue-metrics';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index';
 import { closeRedis, createRedis } from '../../src/store/redis';
-import { keysFor } from '../../src/store/keys';
+import { shardLayout } from '../../src/store/shards';
 import { createTransactionStore } from '../../src/store/transactions';
 import { createWalletClient } from '../../src/wallet/client';
 import { hmacSigner } from '../../src/wallet/signer';
@@ -39,7 +39,7 @@ async function closedPort(): Promise<number> {
 
 function appWith(options: { redis: Redis; cacheMs?: number }) {
   const readiness = createReadinessProbe({ redis: options.redis, wallet, cacheMs: options.cacheMs ?? 0 });
-  const store = createTransactionStore(redis, keysFor(prefix), 3600);
+  const store = createTransactionStore(redis, shardLayout(prefix, 1), 3600);
   const queueMetrics = createQueueMetrics({
     metrics,
     queues,

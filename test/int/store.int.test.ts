@@ -4,6 +4,7 @@ import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { retryPlan } from '../../src/duties/retry-policy';
 import { keysFor } from '../../src/store/keys';
+import { shardLayout } from '../../src/store/shards';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
 import { codedError } from '../../src/lib/error-codes';
@@ -21,9 +22,8 @@ const now = 1_700_000_000_000;
 
 beforeAll(async () => {
   redis = createRedis(redisUrl());
-  const keys = keysFor(prefix);
-  sessions = createSessionStore(redis, keys, 3600);
-  txs = createTransactionStore(redis, keys, 3600, () => now);
+  sessions = createSessionStore(redis, shardLayout(prefix, 1), 3600);
+  txs = createTransactionStore(redis, shardLayout(prefix, 1), 3600, () => now);
   sessionId = ((await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!).sessionId;
 });
 
@@ -79,7 +79,7 @@ describe('session store', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const store = createSessionStore(spy, keysFor(prefix), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
+    const store = createSessionStore(spy, shardLayout(prefix, 1), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
     const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now)));
     const [a, b, c] = made.map((m) => m!.sessionId) as [string, string, string];
     // the first one was trimmed (two entries at most): one read; the others come from memory
@@ -103,7 +103,7 @@ describe('transaction store', () => {
     expect(dup.kind).toBe('duplicate');
     expect(dup.kind === 'duplicate' && dup.record).toMatchObject({ transactionId: 'b1', state: 'pending', attempts: 0, playerId: '18446744073709551615' });
     expect(await claim(tx('debit', 'b1', 'r1', { bodyHash: 'other' }))).toEqual({ kind: 'conflict' });
-    expect(await txs.dueForSweep(now + 1000, 10)).toContain('b1');
+    expect(await txs.dueForSweep(0, now + 1000, 10)).toContain('b1');
   });
 
   it("answers a duplicate with the session's balance, or null once the session is gone", async () => {
@@ -278,24 +278,24 @@ describe('transaction store', () => {
     }
     const due = now + plan.delaysMs[0]!;
     const start = { now: due, mayStart: true, inFlightUntil: due + 5000, nextCheckAt: due + 7000, plan };
-    expect(await txs.beginRetry('w-br-a', { ...start, now: due - 1 })).toMatchObject({ kind: 'read', record: { attempts: 1, history: [2] } });
-    expect(await txs.beginRetry('w-br-a', { ...start, mayStart: false })).toMatchObject({ kind: 'read', record: { attempts: 1 } });
-    expect(await txs.beginRetry('w-br-a', start)).toMatchObject({ kind: 'started', record: { attempts: 1, history: [2], inFlightUntil: null } });
+    expect(await txs.beginRetry('w-br-a', 0, { ...start, now: due - 1 })).toMatchObject({ kind: 'read', record: { attempts: 1, history: [2] } });
+    expect(await txs.beginRetry('w-br-a', 0, { ...start, mayStart: false })).toMatchObject({ kind: 'read', record: { attempts: 1 } });
+    expect(await txs.beginRetry('w-br-a', 0, start)).toMatchObject({ kind: 'started', record: { attempts: 1, history: [2], inFlightUntil: null } });
     const b = (await txs.get('w-br-b'))!;
-    const viaSettle = createTransactionStore(redis, keys, 3600, () => due);
+    const viaSettle = createTransactionStore(redis, shardLayout(prefix, 1), 3600, () => due);
     await viaSettle.settle(b, { state: 'pending', expect: ['pending'], expectAttempts: 1, attempts: 2, history: [2, 'unknown'], inFlightUntil: due + 5000, nextCheckAt: due + 7000 });
     const [a, settled] = [await pending('w-br-a'), await pending('w-br-b')];
     const comparable = (p: typeof a) => ({ ...p, record: { ...p.record, transactionId: '', bodyHash: '', roundId: '', walletRoundId: '', referenceTransactionId: '', walletBody: '' } });
     expect(comparable(a)).toEqual(comparable(settled));
     expect(a.record).toMatchObject({ attempts: 2, history: [2, 'unknown'], inFlightUntil: due + 5000, updatedAt: due });
     // In flight now: a second run only reads.
-    expect(await txs.beginRetry('w-br-a', start)).toMatchObject({ kind: 'read', record: { attempts: 2 } });
+    expect(await txs.beginRetry('w-br-a', 0, start)).toMatchObject({ kind: 'read', record: { attempts: 2 } });
     // A 34 (limited) and a missing record are left to the worker's own checks.
     await claim(tx('debit', 'b-w-br-c', 'r-w-br-c'));
     await claim(tx('credit', 'w-br-c', 'r-w-br-c', { referenceTransactionId: 'b-w-br-c' }));
     await txs.settle(tx('credit', 'w-br-c', 'r-w-br-c'), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 34, history: [34], nextCheckAt: now });
-    expect(await txs.beginRetry('w-br-c', start)).toMatchObject({ kind: 'read', record: { attempts: 1 } });
-    expect(await txs.beginRetry('w-br-none', start)).toBeUndefined();
+    expect(await txs.beginRetry('w-br-c', 0, start)).toMatchObject({ kind: 'read', record: { attempts: 1 } });
+    expect(await txs.beginRetry('w-br-none', 0, start)).toBeUndefined();
   });
 
   it('gives the round back when the closing call is refused', async () => {
@@ -330,7 +330,7 @@ describe('transaction store', () => {
     expect(comp).toMatchObject({ kind: 'rollback', state: 'pending', isCompensation: true, referenceTransactionId: 'b5' });
     await txs.settle(comp, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], debitState: 'compensated' });
     expect(await txs.get('b5')).toMatchObject({ state: 'compensated' });
-    expect(await txs.dueForSweep(Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
+    expect(await txs.dueForSweep(0, Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
   });
 
   it('lists dead records until they are driven again', async () => {

@@ -130,7 +130,7 @@ describe('debit compensation', () => {
       leaseUntil: Date.now() + 10_000,
     });
     expect(started).toEqual({ kind: 'linked', compensationId: refundId });
-    await h.duties.enqueueRetry(refundId, 0);
+    await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
 
     expect((await debitSettled(debitId)).state).toBe('compensated');
     const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === debitId);

@@ -70,7 +70,7 @@ describe('credit retries on the spec schedule', () => {
     const dead = await worker.metrics.deadTransactions.get();
     expect(dead.values.find((v) => v.labels.kind === 'credit')?.value).toBeGreaterThanOrEqual(1);
     // ended through UnrecoverableError: the job is failed at once, not retried by BullMQ
-    const job = await h.duties.queues.retry.getJob(retryJobId(id));
+    const job = await h.duties.queues.shards[0]!.retry.getJob(retryJobId(id));
     expect(await job?.getState()).toBe('failed');
   });
 
@@ -93,13 +93,13 @@ describe('credit retries on the spec schedule', () => {
     // The worker makes the first attempt here: a record whose inline call never happened.
     const claimed = await h.claimOnly(player, 'credit', bet);
     h.sim.faults.failNext('credit', 1, Code.AmountMismatch, { transactionId: claimed.transactionId });
-    await h.duties.enqueueRetry(claimed.transactionId, 0);
+    await h.duties.enqueueRetry(claimed, 0);
 
     const record = await settled(claimed.transactionId);
     expect(record).toMatchObject({ state: 'dead', attempts: 1, lastWalletCode: Code.AmountMismatch });
     expect(record.error).toMatchObject({ code: 'WALLET_REJECTED', walletCode: Code.AmountMismatch });
     expect(callsFor(h.sim, claimed.transactionId)).toHaveLength(1);
-    const job = await h.duties.queues.retry.getJob(retryJobId(claimed.transactionId));
+    const job = await h.duties.queues.shards[0]!.retry.getJob(retryJobId(claimed.transactionId));
     expect(job?.attemptsMade).toBe(1);
     expect(await job?.getState()).toBe('failed');
   });
@@ -122,8 +122,8 @@ describe('credit retries on the spec schedule', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 2, Code.UserOffline, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await h.duties.enqueueRetry(id, 0);
-    await h.duties.enqueueRetry(id, 0);
+    await h.duties.enqueueRetry({ ...bet, transactionId: id }, 0);
+    await h.duties.enqueueRetry({ ...bet, transactionId: id }, 0);
 
     const record = await settled(id);
     expect(record).toMatchObject({ state: 'succeeded', attempts: 3 });

@@ -102,7 +102,7 @@ describe('sweeper', () => {
     const id = newId('credit');
     h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
     await h.settleInline(player, 'credit', bet, { id });
-    await h.duties.queues.retry.remove(retryJobId(id));
+    await h.duties.queues.shards[0]!.retry.remove(retryJobId(id));
     return { id, record: (await h.store.get(id))! };
   }
 
@@ -126,12 +126,12 @@ describe('sweeper', () => {
     const callsBefore = callsFor(h.sim, id).length;
 
     await worker.sweepNow();
-    await waitFor('the second run held back', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'delayed');
+    await waitFor('the second run held back', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))) === 'delayed');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     // The first run settles its attempt; the held run then finds nothing to do.
     const inFlight = (await h.store.get(id))!;
     expect(await h.store.settle(inFlight, { state: 'succeeded', expect: ['pending'], attempts: 2, history: [12, 1], inFlightUntil: null })).toBe(true);
-    await waitFor('the held run done', async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'unknown');
+    await waitFor('the held run done', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))) === 'unknown');
     expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
     expect(await h.store.get(id)).toMatchObject({ state: 'succeeded', attempts: 2 });
   });
@@ -152,7 +152,7 @@ describe('redrive', () => {
     await h.settleInline(player, 'credit', bet, { id });
     await h.inState(id, 'dead');
     // The record is dead before BullMQ has moved the job from active to failed.
-    await waitFor(`${id} job failed`, async () => (await h.duties.queues.retry.getJobState(retryJobId(id))) === 'failed', 5000);
+    await waitFor(`${id} job failed`, async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))) === 'failed', 5000);
 
     expect(await redrive({ store: h.store, queues: h.duties.queues }, id)).toEqual({ kind: 'redriven', transactionId: id });
     const record = await h.inState(id, 'succeeded');
@@ -307,9 +307,9 @@ describe('job ids', () => {
   it('accepts transaction ids with ":" and integer-looking ids', async () => {
     for (const id of ['a:b:c', '12345']) {
       expect(retryJobId(id)).not.toContain(':');
-      await ensureRetryJob(h.duties.queues, id, 60_000);
-      expect(await h.duties.queues.retry.getJobState(retryJobId(id))).toBe('delayed');
-      await h.duties.queues.retry.remove(retryJobId(id));
+      await ensureRetryJob(h.duties.queues, { transactionId: id, playerId: 'p', siteId: 's' }, 60_000);
+      expect(await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))).toBe('delayed');
+      await h.duties.queues.shards[0]!.retry.remove(retryJobId(id));
     }
   });
 });

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type Redis from 'ioredis';
 import request from 'supertest';
 import { loadGatewayConfig } from '../../src/config/env';
 import type { QueueDuties } from '../../src/duties/queues';
@@ -10,7 +9,9 @@ import { createLogger } from '../../src/observability/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import type { Keys } from '../../src/store/keys';
+import type { RedisClient } from '../../src/store/redis';
 import type { SessionStore } from '../../src/store/sessions';
+import type { ShardLayout } from '../../src/store/shards';
 import type { TransactionStore } from '../../src/store/transactions';
 import type { WalletClient } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
@@ -28,9 +29,11 @@ const SECRET = 'gw-test-secret';
 
 export interface Harness {
   readonly prefix: string;
+  /** Shard 0's keys: the only shard unless the test's env sets REDIS_SHARDS. */
   readonly keys: Keys;
+  readonly layout: ShardLayout;
   readonly sim: RunningSimulator;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly sessions: SessionStore;
   readonly transactions: TransactionStore;
   readonly duties: QueueDuties;
@@ -91,10 +94,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       bodyTimeoutMs: options.bodyTimeoutMs,
     });
     closers.defer('gateway', () => gateway.close());
-    const { redis, keys, sessions, transactions, duties, wallet } = gateway.parts;
+    const { redis, layout, sessions, transactions, duties, wallet } = gateway.parts;
     return {
       prefix,
-      keys,
+      keys: layout.keys(0),
+      layout,
       sim,
       redis,
       sessions,

@@ -14,12 +14,15 @@ export function testPrefix(label: string): string {
 export async function deletePrefix(prefix: string, url = redisUrl()): Promise<void> {
   const redis = new Redis(url);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    // Plain keys, and the hash-tagged keys of a sharded layout (`{prefix-s3}:…`).
+    for (const pattern of [`${prefix}:*`, `{${prefix}-s*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.unlink(...keys);
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import { loadGatewayConfig, loadWorkerConfig, type WorkerConfig } from '../../src/config/env';
 import type { QueueDuties } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
@@ -10,6 +9,7 @@ import { waitFor } from '../../src/lib/wait-for';
 import { startGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
+import type { RedisClient } from '../../src/store/redis';
 import type { SessionStore } from '../../src/store/sessions';
 import type { TransactionStore } from '../../src/store/transactions';
 import type { NewTransaction, Session, TransactionRecord } from '../../src/store/types';
@@ -42,7 +42,7 @@ export interface Player {
 export interface Harness {
   readonly prefix: string;
   readonly sim: RunningSimulator;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly store: TransactionStore;
   readonly sessions: SessionStore;
   /** The gateway's side: a client for the inline first attempt. */
@@ -202,7 +202,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
       const outcome = await wallet.send(kind, record.walletBody);
       const next = afterInlineAttempt({ record, outcome, unit: 'ms', now: Date.now() });
       if (next.kind === 'settle' || next.kind === 'retry') await store.settle(record, next.update);
-      if (next.kind === 'retry') await duties.enqueueRetry(id, next.delayMs);
+      if (next.kind === 'retry') await duties.enqueueRetry(record, next.delayMs);
       return { id, next: next.kind };
     },
 
@@ -225,7 +225,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
         leaseUntil: Date.now() + 10_000,
       });
       if (started.kind === 'not_pending') throw new Error('compensation not started');
-      await duties.enqueueRetry(started.compensationId, 0);
+      await duties.enqueueRetry({ ...record, transactionId: started.compensationId }, 0);
       return { debit: (await store.get(id))!, compensationId: started.compensationId, outcome };
     },
 

@@ -60,7 +60,7 @@ describe('Redis topology variables (contract 9)', () => {
     [{ REDIS_SENTINELS: 'no-port', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS: must look like host:port,host:port'],
     [{ REDIS_MIN_REPLICAS: '-1' }, 'REDIS_MIN_REPLICAS: '],
     [{ REDIS_WAIT_MS: '0' }, 'REDIS_WAIT_MS: '],
-    [{ REDIS_CLUSTER_NODES: '127.0.0.1:7000' }, 'REDIS_CLUSTER_NODES: Redis Cluster is not supported'],
+    [{ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_CLUSTER_NODES, REDIS_SENTINELS: one topology or the other'],
   ])('%j is refused: %s', (extra, message) => {
     for (const load of [loadGatewayConfig, loadWorkerConfig]) expect(messageOf(() => load({ ...valid, ...extra }))).toContain(message);
   });
