@@ -146,19 +146,19 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
-    if (p.kind === 'debit' && !breaker.allowsCalls()) {
-      // The wallet is down: the player is told at once and nothing is sent, so nothing is taken.
-      // Refused only once claimed: a repeat of a bet whose first attempt is still in doubt (its
-      // gateway died mid-call) must meet that record, not this refusal (the outage soak found
-      // such bets applied and answered 503).
-      breaker.refused('debit');
-      const refusal = errors.walletDown();
-      if (!(await transactions.settle(record, refusedUnsent(refusal)))) return reread(record, lastBalance);
-      return failed(refusal);
-    }
+    // The wallet is down (one read of the breaker decides for this call): nothing is sent inline.
     if (!breaker.allowsCalls()) {
-      // A win or refund while the wallet is down: acknowledged and queued, never sent inline; its
-      // retries wait for the breaker and spend none of their budget meanwhile.
+      if (p.kind === 'debit') {
+        // The player is told at once and nothing is taken. Refused only once claimed: a repeat of
+        // a bet whose first attempt is still in doubt (its gateway died mid-call) must meet that
+        // record, not this refusal (the outage soak found such bets applied and answered 503).
+        breaker.refused('debit');
+        const refusal = errors.walletDown();
+        if (!(await transactions.settle(record, refusedUnsent(refusal)))) return reread(record, lastBalance);
+        return failed(refusal);
+      }
+      // A win or refund: acknowledged and queued; its retries wait for the breaker and spend none
+      // of their budget meanwhile.
       breaker.refused('inline');
       if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return reread(record, lastBalance);
       await duties.enqueueRetry(record, 0);
