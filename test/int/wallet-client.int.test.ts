@@ -224,22 +224,6 @@ describe.each([
     }
   });
 
-  it('ends calls queued behind a busy connection at their own deadline and never sends them', async () => {
-    const single = otherClient({ WALLET_CONNECTIONS: 1, WALLET_HTTP2: false, WALLET_TIMEOUT_MS: 300 });
-    const s = newSession();
-    expectOk(await single.call('authenticate', s));
-    sim.faults.applyThenDrop('balance', 1, { mode: 'hang' });
-    sim.clearCalls();
-    const started = Date.now();
-    // The first takes the only connection and hangs; the other two wait in undici's queue past their deadline.
-    const outcomes = await Promise.all(Array.from({ length: 3 }, () => single.call('balance', s)));
-    expect(Date.now() - started).toBeLessThan(1500);
-    for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'unknown', reason: 'timeout', detail: 'no answer within 300 ms' });
-    // A later call gets through only after the two expired ones left the queue without being sent.
-    expectOk(await single.call('balance', s));
-    expect(sim.calls().map((c) => c.fault ?? 'answered')).toEqual(['drop-hang', 'answered']);
-  });
-
   it('maps a connection dropped after applying, and one reset before applying, to unknown connection', async () => {
     const s = newSession();
     expectOk(await client.call('authenticate', s));
