@@ -297,6 +297,8 @@ function holdsOf(p: PlayerStart, input: CheckInput): string {
     if (record.state === 'dead' || compensation === 'dead') holds.push(`dead record ${tx.transactionId} (${describeRecord(record)})`);
     else if (!FINAL.has(record.state) || (compensation !== undefined && !FINAL.has(compensation))) holds.push(`record ${tx.transactionId} not final (${describeRecord(record)})`);
   }
+  const unanswered = history.unansweredLaunches.filter((u) => u.token === p.token).reduce((n, u) => n + u.sends, 0);
+  if (unanswered > 0) holds.push(`${unanswered} launch send(s) on it got no answer: a session one of them opened is ended only by its expiry`);
   return holds.length > 0 ? `held by ${holds.join('; ')}` : 'every session on it was ended and none of its work is pending or dead';
 }
 

@@ -29,9 +29,13 @@ export interface Answered {
   readonly sends: number;
 }
 
+/**
+ * `unanswered`: sends that got no answer or a 5xx. Each may have opened a session the engine never
+ * learned of (a gateway killed after creating it): only its expiry ends it.
+ */
 export type LaunchOutcome =
-  | { readonly ok: true; readonly sessionId: string; readonly balance: string; readonly currency: string }
-  | { readonly ok: false; readonly detail: string };
+  | { readonly ok: true; readonly sessionId: string; readonly balance: string; readonly currency: string; readonly unanswered: number }
+  | { readonly ok: false; readonly detail: string; readonly unanswered: number };
 
 interface Raw {
   readonly status: number;
@@ -132,13 +136,13 @@ export class EngineClient {
         const sessionId = text(raw.body?.session_id);
         const balance = text(raw.body?.balance);
         const currency = text(raw.body?.currency);
-        if (raw.status === 200 && sessionId !== undefined && balance !== undefined && currency !== undefined) return { ok: true, sessionId, balance, currency };
+        if (raw.status === 200 && sessionId !== undefined && balance !== undefined && currency !== undefined) return { ok: true, sessionId, balance, currency, unanswered: attempt };
         detail = `${raw.status} ${JSON.stringify(raw.body?.error ?? raw.body ?? null)}`;
-        if (raw.status < 500) return { ok: false, detail };
+        if (raw.status < 500) return { ok: false, detail, unanswered: attempt };
       } catch (err) {
         detail = reasonOf(err);
       }
-      if (Date.now() > deadline) return { ok: false, detail };
+      if (Date.now() > deadline) return { ok: false, detail, unanswered: attempt + 1 };
       await sleep(Math.min(1000, 100 * (attempt + 1)));
     }
   }
@@ -185,6 +189,14 @@ export class EngineClient {
       }
     }
     return reasons.length > 0 ? reasons.join('; ') : null;
+  }
+
+  /** The operator's bulk redrive of every dead record (POST /admin/transactions/redrive): the ids redriven. */
+  async redriveDead(): Promise<string[]> {
+    const raw = await this.once('POST', `${this.options.gateways[0] as string}/admin/transactions/redrive`, '{}', this.adminAuth);
+    const redriven = raw.body?.redriven;
+    if (raw.status !== 202 || !Array.isArray(redriven)) throw new Error(`bulk redrive answered ${raw.status} ${JSON.stringify(raw.body ?? null)}`);
+    return redriven.map(String);
   }
 
   close(): Promise<void> {

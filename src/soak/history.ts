@@ -93,9 +93,20 @@ export interface Interleaving {
   readonly outcome: string;
 }
 
+/**
+ * Launch sends on one token that got no answer or a 5xx: each may have opened a session the engine
+ * never learned of, which holds the token until it expires (contract 5.6: an expired session counts
+ * as ended).
+ */
+export interface UnansweredLaunches {
+  readonly token: string;
+  readonly sends: number;
+}
+
 export interface EngineHistory {
   readonly players: readonly PlayerStart[];
   readonly sessions: readonly LaunchedSession[];
+  readonly unansweredLaunches: readonly UnansweredLaunches[];
   readonly transactions: readonly EngineTransaction[];
   readonly ends: readonly SessionEnd[];
   readonly interleavings: readonly Interleaving[];

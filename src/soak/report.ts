@@ -63,7 +63,7 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(`parameters: ${kv(r.parameters)}`);
   lines.push(
     `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
-      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}), sessions ended ${s.sessionsEnded} ` +
+      `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}, sends unanswered ${s.launchesUnanswered}), sessions ended ${s.sessionsEnded} ` +
       `(${s.sessionsEndPending} answered 202, ${s.olderSessionsEnded} older sessions), tokens terminated ${rec.tokens.terminated} of ${rec.tokens.total}, bets after end ${s.endedSessionBets}`,
   );
   lines.push(`interleavings met: ${INTERLEAVINGS.map((k) => `${k} ${r.interleavings.filter((i) => i.kind === k).length}`).join(', ')}`);

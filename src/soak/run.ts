@@ -89,6 +89,20 @@ const DEAD_CHECK_INTERVAL_MS = 2000;
 const deadCheckWindowMs = (o: Pick<RunOptions, 'settleTimeoutMs' | 'walletTimeoutMs' | 'outageSeconds'>): number =>
   Math.max(DEAD_CHECK_INTERVAL_MS, Math.min(Math.floor(o.settleTimeoutMs / 2), Math.round(2.5 * LATE_DEBIT_DEADLINES.max * o.walletTimeoutMs) + o.outageSeconds * 1000));
 
+/**
+ * SESSION_TTL_SECONDS: a launch whose answer was lost (its gateway killed) leaves a session the
+ * engine never learned of, and only its expiry ends it (contract 5.6). Long enough that no session
+ * the engine still plays goes idle that long (a kill, a Redis restart or failover, an outage).
+ */
+const sessionTtlSeconds = (o: Pick<RunOptions, 'outageSeconds'>): number => 60 + o.outageSeconds;
+
+/** How long the work an operator redrove may take to settle, when the run's own settle deadline has passed. */
+const OPERATOR_SETTLE_MS = 60_000;
+
+function isDead(view: RecordView | null | undefined): boolean {
+  return view?.state === 'dead' || view?.compensation?.state === 'dead';
+}
+
 function isFinal(view: RecordView | null | undefined): boolean {
   if (view === undefined) return false;
   if (view === null) return true;
@@ -211,6 +225,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       SWEEP_INTERVAL_MS: '1000',
       DEAD_CHECK_INTERVAL_MS: String(DEAD_CHECK_INTERVAL_MS),
       DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o)),
+      SESSION_TTL_SECONDS: String(sessionTtlSeconds(o)),
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
     };
@@ -311,6 +326,15 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
     await guard(lateWork(sim, history, settleDeadline, o.err));
     const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
+    // The operator's part (contract 5.6: dead work holds its token until an operator redrives or
+    // resolves it): with the wallet healthy again, every dead record is redriven once, in bulk.
+    const deadIds = [...records].filter(([, view]) => isDead(view)).map(([id]) => id);
+    const operator = { dead: deadIds.length, redriven: 0 };
+    if (deadIds.length > 0) {
+      operator.redriven = (await guard(client.redriveDead())).length;
+      const redriveDeadline = Math.max(settleDeadline, Date.now() + OPERATOR_SETTLE_MS);
+      for (const [id, view] of await guard(settle(client, deadIds, redriveDeadline, o.err))) records.set(id, view);
+    }
     // A token is terminated once every session on it ended and its work settled: wait for those too.
     const terminatedTokens = await guard(terminations(sim, endedTokens(history), settleDeadline));
     const settledInMs = Date.now() - settleStart;
@@ -352,6 +376,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'wallet timeout ms': o.walletTimeoutMs,
         'dead-check interval ms': DEAD_CHECK_INTERVAL_MS,
         'dead-check window ms': deadCheckWindowMs(o),
+        'session ttl s': sessionTtlSeconds(o),
       },
       script: engine.counts,
       interleavings: history.interleavings,
@@ -368,7 +393,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     if (outage?.endedAt !== undefined) {
       // What an outage left for operators: dead records (each one work by hand), and how long the
       // background took to catch up once the wallet was back.
-      const dead = [...records.entries()].filter(([, view]) => view?.state === 'dead').map(([id]) => id);
+      const dead = deadIds;
       // The spec's budget: 1 + 10 retries at most, however long the wallet was down.
       const overBudget = [...records.values()].filter((view) => (view?.attempts ?? 0) > 11).length;
       const drainedInMs = Math.max(0, settleStart + settledInMs - outage.endedAt);
@@ -377,6 +402,10 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         0,
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${dead.length}${dead.length > 0 ? ` (${dead.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
       );
+    }
+    if (operator.dead > 0) {
+      const still = [...records.values()].filter(isDead).length;
+      lines.splice(lines.length - 1, 0, `operator: ${operator.dead} records dead after the run, ${operator.redriven} redriven in bulk, ${still} dead after that`);
     }
     // Where the run's keys ended up (a cluster: the spread of the shards over the masters).
     if (redis.spread !== undefined) lines.splice(lines.length - 1, 0, await redis.spread());

@@ -12,6 +12,7 @@ import {
   type PlayerStart,
   type Reply,
   type SessionEnd,
+  type UnansweredLaunches,
 } from './history';
 
 /**
@@ -61,6 +62,8 @@ export interface ScriptCounts {
   launches: number;
   relaunches: number;
   launchFailures: number;
+  /** Launch sends that got no answer or a 5xx (each may have opened a session only its expiry ends). */
+  launchesUnanswered: number;
   sessionsEnded: number;
   /** Ends answered 202: the token still had pending work, terminate waits for it. */
   sessionsEndPending: number;
@@ -134,6 +137,7 @@ export class ScriptedEngine {
     launches: 0,
     relaunches: 0,
     launchFailures: 0,
+    launchesUnanswered: 0,
     sessionsEnded: 0,
     sessionsEndPending: 0,
     endedSessionBets: 0,
@@ -141,6 +145,7 @@ export class ScriptedEngine {
   };
   private readonly starts: PlayerStart[] = [];
   private readonly sessions: LaunchedSession[] = [];
+  private readonly unansweredLaunches: UnansweredLaunches[] = [];
   private readonly transactions = new Map<string, EngineTransaction>();
   private readonly ends: SessionEnd[] = [];
   private readonly interleavings: Interleaving[] = [];
@@ -153,6 +158,7 @@ export class ScriptedEngine {
     return {
       players: [...this.starts],
       sessions: [...this.sessions],
+      unansweredLaunches: [...this.unansweredLaunches],
       transactions: [...this.transactions.values()],
       ends: [...this.ends],
       interleavings: [...this.interleavings],
@@ -177,8 +183,14 @@ export class ScriptedEngine {
     const player = playerId(index);
     const token = `tok-${o.seed}-${index}`;
     const launchQuery = { token, player_id: player, site_id: o.siteId, currency: o.currency, game_id: o.gameId };
+    const noteUnanswered = (sends: number): void => {
+      if (sends === 0) return;
+      this.counts.launchesUnanswered += sends;
+      this.unansweredLaunches.push({ token, sends });
+    };
     const first = await o.client.launch(launchQuery, index);
     this.counts.launches += 1;
+    noteUnanswered(first.unanswered);
     if (!first.ok) {
       this.counts.launchFailures += 1;
       return;
@@ -191,6 +203,7 @@ export class ScriptedEngine {
       // A page refresh: the same token, a new session; the old session's retries go on.
       const again = await o.client.launch(launchQuery, state.lane + 1);
       this.counts.launches += 1;
+      noteUnanswered(again.unanswered);
       if (again.ok) {
         this.counts.relaunches += 1;
         state.sessionId = again.sessionId;

@@ -422,6 +422,23 @@ describe('ending a wallet token (contract 5.6)', () => {
     expect(await sessions.takeTerminate(newer.tokenRef, lease())).toMatchObject({ kind: 'send', attempt: 1 });
   });
 
+  it('looks again at a token waiting for another session when that session would expire, if before the usual recheck', async () => {
+    const token = `tok-${randomUUID()}`;
+    // A session whose launch answer was lost: the engine never ends it, only its expiry does.
+    const orphan = (await make(token))!;
+    const played = (await make(token))!;
+    const k = keysFor(prefix);
+    await redis.pexpire(k.session(orphan.sessionId), 5000);
+    expect(await sessions.end(played, lease())).toMatchObject({ kind: 'waiting' });
+    const lookAt = Number(await redis.zscore(k.endingIndex(), played.tokenRef));
+    expect(lookAt).toBeGreaterThan(now + 4000);
+    expect(lookAt).toBeLessThanOrEqual(now + 5001);
+    // The sweeper's later look meets it still open (renewed meanwhile): the usual recheck again.
+    await redis.expire(k.session(orphan.sessionId), 3600);
+    expect(await sessions.takeTerminate(played.tokenRef, lease())).toEqual({ kind: 'wait', for: 'sessions' });
+    expect(Number(await redis.zscore(k.endingIndex(), played.tokenRef))).toBe(now + 60_000);
+  });
+
   it('once decided, the token takes no claim and no new session, and a second sender waits for the lease', async () => {
     const token = `tok-${randomUUID()}`;
     const s = (await make(token))!;

@@ -51,6 +51,7 @@ const history = (transactions: EngineTransaction[]): EngineHistory => ({
   players: [{ playerId: P, token: TOKEN, currency: 'EUR', scale: 2, startBalance: '1000.00' }],
   sessions: [{ playerId: P, token: TOKEN, sessionId: 's1' }],
   transactions,
+  unansweredLaunches: [],
   ends: [{ playerId: P, token: TOKEN, sessionId: 's1', reply: ok }],
   interleavings: [],
 });
@@ -223,6 +224,7 @@ describe('reconcile', () => {
           { playerId: P, token: TOKEN, sessionId: 's1', reply: ok },
           { playerId: P, token: TOKEN, sessionId: 's2', reply: gone },
         ],
+        unansweredLaunches: [{ token: TOKEN, sends: 2 }],
       };
       const ledger: LedgerSnapshot = { players: [{ playerId: P, balance: '1015.00' }], transactions: [applied('b1', 'debit', '10.00'), applied('w1', 'credit', '25.00')] };
       const r = check({ history: h, ledger, records: records([['b1', done], ['w1', { state: 'dead', compensation: null, reason: 'terminate first' }]]), terminatedTokens: new Set() });
@@ -230,6 +232,7 @@ describe('reconcile', () => {
       expect(detail).toContain('end of session s2 was answered no answer (ECONNREFUSED)');
       expect(detail).toContain('session s3 was never ended');
       expect(detail).toContain('dead record w1');
+      expect(detail).toContain('2 launch send(s) on it got no answer');
       expect(detail).not.toContain('s1');
     });
   });

@@ -18,7 +18,8 @@
     ARGV[3] now (ms)
     ARGV[4] send lease until (ms)
     ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
-    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms)
+    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms;
+            earlier if that session expires before)
     ARGV[7] session id
 
   Output:
@@ -56,13 +57,13 @@ redis.call('SADD', tokenSessionsKey, sessionId)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
+local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, sessionsCheckAt)
 if decision == 'terminate' then
   redis.call('ZADD', endingKey, checkAt, tokenRef)
   return {'terminate', balance}
 end
 if decision == 'wait_sessions' then
-  redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
+  redis.call('ZADD', endingKey, lookAt, tokenRef)
   return {'waiting', balance}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)

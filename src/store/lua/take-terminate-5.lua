@@ -14,7 +14,8 @@
     ARGV[3] now (ms)
     ARGV[4] send lease until (ms)
     ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
-    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms)
+    ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms;
+            earlier if that session expires before)
 
   Output:
     {'terminated'}                  nothing left to do
@@ -35,11 +36,11 @@ if redis.call('HGET', tokenKey, 'state') == 'terminated' then
   return {'terminated'}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
-local decision = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
+local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, sessionsCheckAt)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
 if decision == 'wait_work' then return {'wait', 'work'} end
 if decision == 'wait_sessions' then
-  redis.call('ZADD', endingKey, sessionsCheckAt, tokenRef)
+  redis.call('ZADD', endingKey, lookAt, tokenRef)
   return {'wait', 'sessions'}
 end
 local t = redis.call('HMGET', tokenKey, 'attempts', 'from')

@@ -12,21 +12,27 @@
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
   the lease), 'wait_work' (a credit or rollback of the token is pending or dead, or a debit of it is
   watched) or 'wait_sessions' (another session on the token still plays: its own end, or its
-  expiry, decides).
+  expiry, decides). With 'wait_sessions' comes when the sweeper should look again: `recheckAt`, or
+  the moment the soonest-expiring open session expires if that is earlier (a session whose launch
+  answer was lost is never ended by the engine: its expiry releases the token on time).
 ]]
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil)
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, recheckAt)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
     if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
+    local open, lookAt = false, tonumber(recheckAt)
     for _, sessionId in ipairs(redis.call('SMEMBERS', tokenSessionsKey)) do
       local sessionState = redis.call('HGET', sessionPrefix .. sessionId, 'state')
       -- An expired session counts as ended.
       if not sessionState then
         redis.call('SREM', tokenSessionsKey, sessionId)
       elseif sessionState == 'open' then
-        return 'wait_sessions'
+        open = true
+        local ttl = redis.call('PTTL', sessionPrefix .. sessionId)
+        if ttl >= 0 then lookAt = math.min(lookAt, tonumber(now) + ttl + 1) end
       end
     end
+    if open then return 'wait_sessions', lookAt end
     redis.call('HSET', tokenKey, 'state', 'terminating', 'from', now, 'attempts', 0)
     -- Kept until the terminate went out (or was given up and driven again).
     redis.call('PERSIST', tokenKey)
