@@ -13,7 +13,9 @@ import type { Logger } from '../src/observability/logger';
  * its queue holds waiting jobs gets a strike; two in a row and a new one is made in its place. The
  * old one is closed gracefully (it takes no new job; the jobs in hand finish and keep their locks)
  * and not awaited: a stuck fetch loop may never finish closing. Not while `mayRun()` says no (the
- * wallet circuit breaker holds the retry queues back on purpose).
+ * wallet circuit breaker holds the retry queues back on purpose). A queue read that has no answer
+ * within `intervalMs` is given up for that look (no strike: Redis may just be failing over), so one
+ * wedged connection never stops the looks at the other slots.
  */
 export interface WorkerSlot {
   readonly queue: Pick<Queue, 'getWaitingCount' | 'name'>;
@@ -42,7 +44,7 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
     for (const s of state) {
       const moved = s.started !== s.seen;
       s.seen = s.started;
-      if (moved || !options.mayRun() || (await s.slot.queue.getWaitingCount()) === 0) {
+      if (moved || !options.mayRun() || ((await waitingWithin(s.slot.queue, options.intervalMs)) ?? 0) === 0) {
         s.strikes = 0;
         continue;
       }
@@ -54,6 +56,21 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
       s.worker = s.slot.make();
       s.worker.on('active', () => (s.started += 1));
       s.strikes = 0;
+    }
+  }
+
+  /** The queue's waiting count, or undefined when the read has no answer in time. */
+  async function waitingWithin(queue: WorkerSlot['queue'], ms: number): Promise<number | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)));
+    const read = queue.getWaitingCount();
+    read.catch(() => undefined);
+    try {
+      const waiting = await Promise.race([read, late]);
+      if (waiting === undefined) options.logger.warn({ queue: queue.name, waited_ms: ms }, 'worker watchdog: the queue read had no answer in time');
+      return waiting;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

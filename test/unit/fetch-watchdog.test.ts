@@ -61,3 +61,12 @@ it('leaves alone a Worker that starts jobs, one with nothing waiting, and all wh
   expect([busy.made.length, idle.made.length, held.made.length]).toEqual([1, 1, 1]);
   await Promise.all([watchdog.close(), heldWatchdog.close(), counter.close()]);
 });
+
+it('gives up a queue read that never answers and goes on looking at the other slots', async () => {
+  const wedged = { queue: { name: 'wedged', getWaitingCount: () => new Promise<number>(() => undefined) }, make: () => new FakeWorker() as unknown as Worker };
+  const stuck = slot(() => 2);
+  const watchdog = startFetchWatchdog([wedged, stuck.slot], { intervalMs: 20, mayRun: () => true, logger });
+  await waitFor('the stuck slot replaced behind the wedged read', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
+  expect(lines.join('')).toContain('the queue read had no answer in time');
+  await watchdog.close();
+});
