@@ -62,7 +62,7 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
   /** The queue's waiting count, or undefined when the read has no answer in time. */
   async function waitingWithin(queue: WorkerSlot['queue'], ms: number): Promise<number | undefined> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)));
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
     const read = queue.getWaitingCount();
     read.catch(() => undefined);
     try {

@@ -3,12 +3,14 @@ import { Writable } from 'node:stream';
 import type { Job } from 'bullmq';
 import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
-import type { TerminateJobData } from '../../src/duties/queues';
+import type { RetryJobData, TerminateJobData } from '../../src/duties/queues';
 import { createWalletBreaker } from '../../src/duties/wallet-breaker';
 import { createLogger } from '../../src/observability/logger';
+import { createMetrics } from '../../src/observability/metrics';
 import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
 import { RetryLater } from '../../workers/backoff';
+import { createRetryProcessor } from '../../workers/retry-processor';
 import { createTerminateProcessor } from '../../workers/terminate-processor';
 import { ensureRetryJob, retryJobId } from '../../src/duties/queues';
 import { redrive } from '../../src/duties/redrive';
@@ -141,6 +143,41 @@ describe('sweeper', () => {
     const start = { state: 'pending' as const, expect: ['pending' as const], expectAttempts: record.attempts, attempts: record.attempts + 1, history: [...record.history, 'unknown' as const] };
     expect(await h.store.settle(record, start)).toBe(true);
     expect(await h.store.settle(record, start)).toBe(false);
+  });
+
+  it('a run holding a half-open breaker\'s trial that loses the attempt\'s start to another run gives the slot back unsent', async () => {
+    const { id, record } = await pendingCreditWithoutJob();
+    const callsBefore = callsFor(h.sim, id).length;
+    const breakerKeys = keysFor(`${h.prefix}-trial-retry`);
+    const breakerStore = createBreakerStore(h.redis, breakerKeys, BREAKER_POLICY);
+    const silent = createLogger({ level: 'silent', name: 'trial-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    const breaker = createWalletBreaker({ store: breakerStore, logger: silent, observeCalls: false });
+    // Another run (a stalled job picked up again) starts the attempt right after this run read the record.
+    const racing = {
+      ...h.store,
+      beginRetry: async (...args: Parameters<typeof h.store.beginRetry>) => {
+        const begun = await h.store.beginRetry(...args);
+        await h.store.settle(record, { state: 'pending', expect: ['pending'], expectAttempts: record.attempts, attempts: record.attempts + 1, history: [...record.history, 'unknown'] });
+        return begun;
+      },
+    };
+    try {
+      await breakerStore.report('open', Date.now() - BREAKER_POLICY.firstProbeMs, 'test');
+      breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
+      await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
+      const processRetry = createRetryProcessor({
+        store: racing, shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+        graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
+        // Past the spec's delay for the recorded failure, so the run goes to the breaker's gate at once.
+        now: () => Date.now() + 10_000,
+      });
+      expect(await processRetry({ data: { transactionId: id } } as Job<RetryJobData>)).toBe('settled-elsewhere');
+      expect(await h.redis.hget(breakerKeys.breaker(), 'trials')).toBe('0');
+      expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
+    } finally {
+      await breaker.close();
+      await h.redis.del(breakerKeys.breaker());
+    }
   });
 });
 
