@@ -30,8 +30,9 @@ export interface Answered {
 }
 
 /**
- * `unanswered`: sends that got no answer or a 5xx. Each may have opened a session the engine never
- * learned of (a gateway killed after creating it): only its expiry ends it.
+ * `unanswered`: sends that got no answer or a 5xx of the gateway's own (not a wallet refusal, which
+ * opens no session). Each may have opened a session the engine never learned of (a gateway killed
+ * after creating it): only its expiry ends it.
  */
 export type LaunchOutcome =
   | { readonly ok: true; readonly sessionId: string; readonly balance: string; readonly currency: string; readonly unanswered: number }
@@ -128,6 +129,7 @@ export class EngineClient {
     const deadline = Date.now() + this.options.resendDeadlineMs;
     const gateways = this.options.gateways;
     const qs = new URLSearchParams(query).toString();
+    let unanswered = 0;
     for (let attempt = 0; ; attempt += 1) {
       const url = `${gateways[(lane + attempt) % gateways.length] as string}/launch?${qs}`;
       let detail: string;
@@ -136,13 +138,16 @@ export class EngineClient {
         const sessionId = text(raw.body?.session_id);
         const balance = text(raw.body?.balance);
         const currency = text(raw.body?.currency);
-        if (raw.status === 200 && sessionId !== undefined && balance !== undefined && currency !== undefined) return { ok: true, sessionId, balance, currency, unanswered: attempt };
-        detail = `${raw.status} ${JSON.stringify(raw.body?.error ?? raw.body ?? null)}`;
-        if (raw.status < 500) return { ok: false, detail, unanswered: attempt };
+        if (raw.status === 200 && sessionId !== undefined && balance !== undefined && currency !== undefined) return { ok: true, sessionId, balance, currency, unanswered };
+        const error = raw.body?.error as Record<string, unknown> | undefined;
+        detail = `${raw.status} ${JSON.stringify(error ?? raw.body ?? null)}`;
+        if (raw.status < 500) return { ok: false, detail, unanswered };
+        if (needsResend({ kind: 'answer', status: raw.status, state: undefined, code: text(error?.code), walletCode: null })) unanswered += 1;
       } catch (err) {
         detail = reasonOf(err);
+        unanswered += 1;
       }
-      if (Date.now() > deadline) return { ok: false, detail, unanswered: attempt + 1 };
+      if (Date.now() > deadline) return { ok: false, detail, unanswered };
       await sleep(Math.min(1000, 100 * (attempt + 1)));
     }
   }
