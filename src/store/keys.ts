@@ -12,7 +12,8 @@ export interface Keys {
   /**
    * HASH of one wallet token: what its terminate sends (token, player, site, currency, game) and
    * where ending it stands (state: absent = active, `terminating` once the decision is taken,
-   * `terminated`; the send lease, the attempts and the horizon of its terminate).
+   * `terminated`; `ending` once an `end` on it is outstanding, which keeps the token's keys without
+   * expiry; the send lease, the attempts and the horizon of its terminate).
    */
   token(tokenRef: string): string;
   /** SET of the session ids launched on one token: its terminate waits until each ended or expired. */

@@ -11,6 +11,7 @@ import { codedError } from '../../src/lib/error-codes';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
 import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
+import { waitFor } from '../../src/lib/wait-for';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 
 const prefix = testPrefix('store');
@@ -437,6 +438,25 @@ describe('ending a wallet token (contract 5.6)', () => {
     await redis.expire(k.session(orphan.sessionId), 3600);
     expect(await sessions.takeTerminate(played.tokenRef, lease())).toEqual({ kind: 'wait', for: 'sessions' });
     expect(Number(await redis.zscore(k.endingIndex(), played.tokenRef))).toBe(now + 60_000);
+  });
+
+  it('keeps the token\'s keys while an end on it is outstanding, past the expiry of the session it waits for', async () => {
+    const token = `tok-${randomUUID()}`;
+    const orphan = (await make(token))!;
+    const played = (await make(token))!;
+    const k = keysFor(prefix);
+    // The token's keys were last renewed with the orphan: left alone, they would expire with it.
+    for (const key of [k.session(orphan.sessionId), k.token(played.tokenRef), k.tokenSessions(played.tokenRef)]) await redis.pexpire(key, 300);
+    expect(await sessions.end(played, lease())).toMatchObject({ kind: 'waiting' });
+    expect(await redis.pttl(k.token(played.tokenRef))).toBe(-1);
+    expect(await redis.pttl(k.tokenSessions(played.tokenRef))).toBe(-1);
+    // A touch of a session still open renews that session, not the token's keys any more.
+    await sessions.touch(orphan);
+    expect(await redis.ttl(k.session(orphan.sessionId))).toBeGreaterThan(1000);
+    expect(await redis.pttl(k.token(played.tokenRef))).toBe(-1);
+    await redis.pexpire(k.session(orphan.sessionId), 100);
+    await waitFor('the orphan expired', async () => (await redis.exists(k.session(orphan.sessionId))) === 0, 5000, { intervalMs: 20 });
+    expect(await sessions.takeTerminate(played.tokenRef, lease())).toMatchObject({ kind: 'send', attempt: 1 });
   });
 
   it('once decided, the token takes no claim and no new session, and a second sender waits for the lease', async () => {

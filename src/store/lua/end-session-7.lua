@@ -52,8 +52,12 @@ if tokenState == 'terminated' then
   return {'ended', balance}
 end
 -- What the terminate sends, from the session, in case the token's own keys expired meanwhile.
-redis.call('HSET', tokenKey, 'token', session[3], 'player_id', session[4], 'site_id', session[5], 'currency', session[6], 'game_id', session[7])
+redis.call('HSET', tokenKey, 'token', session[3], 'player_id', session[4], 'site_id', session[5], 'currency', session[6], 'game_id', session[7], 'ending', 1)
 redis.call('SADD', tokenSessionsKey, sessionId)
+-- Kept (no expiry) while this end is outstanding: a decision that waits for another session's
+-- expiry must find them after it (see includes/renew-token).
+redis.call('PERSIST', tokenKey)
+redis.call('PERSIST', tokenSessionsKey)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end

@@ -1,10 +1,13 @@
 --[[
   The token's keys (its hash and its set of sessions) outlive every session on it: whatever renews
-  a session's sliding expiry renews them to at least as long. A token whose terminate was decided
-  has no expiry until it went out.
+  a session's sliding expiry renews them to at least as long. Once an `end` on the token is
+  outstanding (`ending`), and once its terminate was decided, they have no expiry until the
+  terminate went out: the end's decision may wait for another session's expiry, and must still
+  find what to send then.
 ]]
 local function renewToken(tokenKey, tokenSessionsKey, ttlSeconds)
-  if redis.call('HGET', tokenKey, 'state') then return end
+  local held = redis.call('HMGET', tokenKey, 'state', 'ending')
+  if held[1] or held[2] then return end
   local ttl = tonumber(ttlSeconds)
   if redis.call('TTL', tokenKey) < ttl then redis.call('EXPIRE', tokenKey, ttl) end
   if redis.call('TTL', tokenSessionsKey) < ttl then redis.call('EXPIRE', tokenSessionsKey, ttl) end
