@@ -1,4 +1,4 @@
-import { lastLine, runEntry } from './soak-run';
+import { lastLine, runEntry, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 
 /**
  * A short `npm run soak -- --topology cluster`: a Redis Cluster of 3 masters and 3 replicas (real
@@ -7,7 +7,7 @@ import { lastLine, runEntry } from './soak-run';
  * faults. Nothing acknowledged is lost, nothing is applied twice, no balance drifts, and the run's
  * keys sit on every master.
  */
-jest.setTimeout(420_000);
+jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 // Open finding (issue 14, docs/reliability.md "Cluster failover soak"): after a master failover a
 // shard's retry queue was once seen with waiting work no Worker took (BullMQ issue 4138), and the
 // run ended with acknowledged work still pending. One more run, its first failure logged, keeps a

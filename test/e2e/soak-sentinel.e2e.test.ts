@@ -1,4 +1,4 @@
-import { lastLine, runEntry } from './soak-run';
+import { lastLine, runEntry, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 
 /**
  * A short `npm run soak -- --topology sentinel`: a primary, 2 replicas and 3 sentinels (real
@@ -6,7 +6,7 @@ import { lastLine, runEntry } from './soak-run';
  * while the engine plays (a replica is promoted each time), plus gateway/worker kills and wallet
  * faults. Nothing acknowledged is lost, nothing is applied twice, no balance drifts.
  */
-jest.setTimeout(300_000);
+jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 
 it('keeps every acknowledged win and compensation through two primary failovers', async () => {
   const run = await runEntry('soak', ['--topology', 'sentinel', '--players', '10', '--rounds', '6', '--kills', '2', '--redis-restarts', '2', '--settle-timeout-ms', '60000', '--seed', '7']);

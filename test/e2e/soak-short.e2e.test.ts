@@ -1,4 +1,4 @@
-import { lastLine, runEntry } from './soak-run';
+import { lastLine, runEntry, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 
 /**
  * A short `npm run soak`: 2 gateways, 2 workers, Redis with AOF; wallet faults (late debits and
@@ -7,7 +7,7 @@ import { lastLine, runEntry } from './soak-run';
  * on a token and refunds other rounds' bets. Nothing acknowledged is lost, nothing is applied
  * twice, no balance drifts, and every token is terminated.
  */
-jest.setTimeout(240_000);
+jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 
 it('keeps every acknowledged win and compensation through kills and a Redis restart', async () => {
   const run = await runEntry('soak', ['--players', '10', '--rounds', '6', '--kills', '2', '--redis-restarts', '1', '--seed', '5']);
