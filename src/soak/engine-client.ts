@@ -145,7 +145,8 @@ export class EngineClient {
         if (needsResend({ kind: 'answer', status: raw.status, state: undefined, code: text(error?.code), walletCode: null })) unanswered += 1;
       } catch (err) {
         detail = reasonOf(err);
-        unanswered += 1;
+        // A refused connection never reached a gateway.
+        if (detail !== 'ECONNREFUSED') unanswered += 1;
       }
       if (Date.now() > deadline) return { ok: false, detail, unanswered };
       await sleep(Math.min(1000, 100 * (attempt + 1)));
