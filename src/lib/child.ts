@@ -118,7 +118,13 @@ export class Child {
       child.once('spawn', () => done(undefined));
       child.once('error', (err) => done(err));
     });
-    if (spawned !== undefined) throw spawned;
+    if (spawned !== undefined) {
+      // No 'exit' comes for a process that never started: stop() and kill() must not wait for one.
+      this.exitExpected = true;
+      this.exitedPromise = Promise.resolve(null);
+      const code = (spawned as NodeJS.ErrnoException).code ?? spawned.message;
+      throw new Error(`${this.name}: ${o.command ?? process.execPath} could not be started (${code}${code === 'ENOENT' ? ': not installed?' : ''})`);
+    }
     this.child = child;
     this.starts += 1;
     trackForExit(this);

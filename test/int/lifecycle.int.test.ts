@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { freePort } from '../../src/lib/free-port';
+import { Child } from '../../src/lib/child';
 import { RedisServer } from '../../src/lib/redis-server';
 import { waitFor } from '../../src/lib/wait-for';
 import { startGateway } from '../../src/main/gateway';
@@ -107,6 +108,13 @@ it('a worker whose metrics port is taken rejects before it opens anything', asyn
   await expect(startWorker({ config, logger: silent })).rejects.toThrow(/EADDRINUSE/);
   expect(await connectionsReceived()).toBe(before);
   expect(await otherClients()).toEqual([]);
+});
+
+it('a child process whose command is missing rejects its start by name, and stopping it does not wait for an exit that never comes', async () => {
+  const missing = new Child({ name: 'sentinel-1', command: 'wgw-no-such-command', args: [], env: {} });
+  await expect(missing.start()).rejects.toThrow('sentinel-1: wgw-no-such-command could not be started (ENOENT: not installed?)');
+  await missing.stop(100);
+  expect(missing.isRunning()).toBe(false);
 });
 
 describe('freePort', () => {
