@@ -88,9 +88,12 @@ export function createRedis(target: RedisTarget | string, options: ConnectionOpt
           name: t.name,
           username: t.username,
           password: t.password,
-          // Sentinel's +switch-master ends the connection to the old primary at once, rather than
-          // when its socket times out.
-          failoverDetector: true,
+          // No failover detector: ioredis 5's detector, on Sentinel's +switch-master, disconnects
+          // its connector even while that connector is still asking the sentinels for the primary
+          // after a lost connection; the connect then fails with "Connection is closed." and the
+          // client ends for good (the sentinel soak's seed 101: every request of both gateways
+          // failed from the second failover on). A killed primary's socket closes by itself, and
+          // a demoted one answers writes READONLY, which reconnects (below).
           reconnectOnError: reconnectOnReadonly,
           sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
         });
