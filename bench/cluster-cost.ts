@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { ClusterTopology, cpuMicrosOf } from '../src/lib/redis-cluster';
 import { RedisServer } from '../src/lib/redis-server';
 import type { RunningSimulator } from '../src/sim';
-import { betAll, launchLanes, startBenchGateway, startBenchSimulator } from './in-process';
+import { betAll, launchLanes, runToExit, startBenchGateway, startBenchSimulator } from './in-process';
 
 /**
  * `npx tsx bench/cluster-cost.ts [bets] [concurrency]` (`npm run bench:cluster`): bet throughput and
@@ -116,10 +116,4 @@ async function main(): Promise<void> {
   }
 }
 
-void main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runToExit(main);

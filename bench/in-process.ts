@@ -74,3 +74,14 @@ export async function betAll({ gateway, nonce }: BenchGateway, sessions: readonl
     }),
   );
 }
+
+/** A one-shot bench script's end: exit 0 when `main` resolves, 1 with its error (open handles do not keep it alive). */
+export function runToExit(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

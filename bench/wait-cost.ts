@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { RedisServer } from '../src/lib/redis-server';
 import type { RunningSimulator } from '../src/sim';
-import { betAll, launchLanes, startBenchGateway, startBenchSimulator } from './in-process';
+import { betAll, launchLanes, runToExit, startBenchGateway, startBenchSimulator } from './in-process';
 
 /**
  * `npx tsx bench/wait-cost.ts [bets] [concurrency]`: what durable acknowledgements (REDIS_MIN_REPLICAS,
@@ -74,10 +74,4 @@ async function main(): Promise<void> {
   }
 }
 
-void main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runToExit(main);

@@ -1,4 +1,4 @@
-import { compensationFor } from '../src/duties/compensation';
+import { compensationFor, compensationRef } from '../src/duties/compensation';
 import { compensationTransactionId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
@@ -145,7 +145,7 @@ async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord, a
     leaseUntil: now() + deps.graceMs,
   });
   if (result.kind === 'not_pending') return false;
-  await ensureRetryJob(queues, { ...debit, transactionId: result.compensationId }, 0);
+  await ensureRetryJob(queues, compensationRef(debit, result.compensationId), 0);
   metrics.compensations.inc({ result: 'scheduled' });
   logger.warn({ transaction_id: debit.transactionId, compensation_id: result.compensationId, link: result.kind }, 'lost debit: compensation started');
   return true;
@@ -210,7 +210,7 @@ async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
   let rolledBack = 0;
   for (const shard of deps.store.layout.all) {
     for (const id of await deps.store.dueForRecheck(shard, deps.now(), DEAD_CHECK_BATCH)) {
-      if ((await recheckWatchedDebit(deps, id, shard)) === 'rolled-back') rolledBack += 1;
+      if (await recheckWatchedDebit(deps, id, shard)) rolledBack += 1;
     }
   }
   return rolledBack;
@@ -218,14 +218,14 @@ async function recheckNeverApplied(deps: UpkeepDeps): Promise<number> {
 
 /**
  * One `status` question about a watched debit, every DEAD_CHECK_INTERVAL_MS: applied → its second
- * compensation starts; the watch ends when the window is over. The watch holds its token's
+ * compensation starts (true); the watch ends when the window is over. The watch holds its token's
  * terminate (the wallet can roll a late debit back only while the token lives).
  */
-async function recheckWatchedDebit(deps: UpkeepDeps, id: string, shard: number): Promise<'rolled-back' | 'not-applied' | 'unclear' | 'gone'> {
+async function recheckWatchedDebit(deps: UpkeepDeps, id: string, shard: number): Promise<boolean> {
   const { store, queues, wallet, logger, metrics, now } = deps;
   try {
     const debit = await store.get(id, shard);
-    if (debit?.state !== 'compensated' || debit.recheckUntil === null) return 'gone';
+    if (debit?.state !== 'compensated' || debit.recheckUntil === null) return false;
     const fields = await statusFieldsOf(deps, debit);
     const status = fields === undefined ? undefined : await wallet.call('status', fields);
     if (status?.kind === 'ok') {
@@ -239,22 +239,22 @@ async function recheckWatchedDebit(deps: UpkeepDeps, id: string, shard: number):
         leaseUntil: now() + deps.graceMs,
         late: true,
       });
-      if (started.kind === 'not_pending') return 'gone';
-      await ensureRetryJob(queues, { ...debit, transactionId: started.compensationId }, 0);
+      if (started.kind === 'not_pending') return false;
+      await ensureRetryJob(queues, compensationRef(debit, started.compensationId), 0);
       metrics.compensations.inc({ result: 'scheduled' });
       logger.error({ transaction_id: id, compensation_id: started.compensationId }, 'debit applied after the gateway gave up on it: rolled back now');
-      return 'rolled-back';
+      return true;
     }
     const last = status === undefined ? 'no body' : status.kind === 'rejected' ? `code ${status.code}` : status.kind;
     if (now() >= debit.recheckUntil) {
       await store.settle(debit, { state: 'compensated', expect: ['compensated'], note: `not applied at the wallet by the end of the re-check window (last status: ${last})` });
       logger.info({ transaction_id: id, status: last }, 'never-applied debit: watch over');
-      return 'not-applied';
+      return false;
     }
     await store.recheckLater(debit, Math.min(debit.recheckUntil, now() + deps.deadCheckIntervalMs));
-    return 'unclear';
+    return false;
   } catch (err) {
     logger.error({ err, transaction_id: id }, 're-check of a never-applied debit failed');
-    return 'unclear';
+    return false;
   }
 }

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../store/redis';
-import type { Queues } from '../duties/queues';
+import { sumJobCounts, type Queues } from '../duties/queues';
 import { fractionDigits, toMinor } from '../lib/money';
 import type { AuditTrail, StoredAuditEntry } from '../store/audit';
 import { endingTokens, playerRecentRecords, recordsCreatedIn, recordsOfIndex, type EndingToken } from '../store/record-scan';
@@ -82,7 +82,7 @@ async function collect<T>(pages: AsyncIterable<TransactionRecord[]>, pick: (reco
 
 /** Dead or pending transactions (the failed-transaction queue), filtered. */
 export function listTransactions(deps: QueryDeps, f: Filter): Promise<Page<TransactionRecord>> {
- const now = deps.now();
+  const now = deps.now();
   // The pending index also holds records that are being settled right now: keep the state asked for.
   const state = f.state ?? 'dead';
   return collect(recordsOfIndex(deps.redis, deps.layout, state), async (rs) => rs.filter((r) => r.state === state && matches(r, f, now)), f.offset, f.limit);
@@ -188,14 +188,13 @@ export interface Overview {
 
 /** Each queue name's job counts, summed over the shards' queues of that name. */
 async function queueDepths(queues: Queues): Promise<QueueDepth[]> {
-  const counted = await Promise.all(queues.all.map(async (q) => ({ name: q.name, counts: await q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized') })));
-  const byName = new Map<string, Record<string, number>>();
-  for (const { name, counts } of counted) {
-    const sum = byName.get(name) ?? {};
-    for (const [state, n] of Object.entries(counts)) sum[state] = (sum[state] ?? 0) + n;
-    byName.set(name, sum);
-  }
-  return [...byName].map(([queue, counts]) => ({ queue, counts }));
+  const names = [...new Set(queues.all.map((q) => q.name))];
+  return Promise.all(
+    names.map(async (queue) => ({
+      queue,
+      counts: sumJobCounts(await Promise.all(queues.all.filter((q) => q.name === queue).map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'failed', 'prioritized')))),
+    })),
+  );
 }
 
 /** One glance: is money stuck? */

@@ -1,5 +1,5 @@
 import { parseJson } from '../lib/json';
-import type { DebitRef } from '../store/transactions';
+import type { DebitRef, ShardRef } from '../store/transactions';
 import type { NewTransaction } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
@@ -36,4 +36,9 @@ export function compensationFor(debit: DebitRef, now: number, transactionId = co
     isCompensation: true,
     createdAt: now,
   };
+}
+
+/** What names a compensation's shard, for its retry job: its debit's player (they share a shard). */
+export function compensationRef(debit: Pick<ShardRef, 'playerId' | 'siteId'>, compensationId: string): ShardRef {
+  return { transactionId: compensationId, playerId: debit.playerId, siteId: debit.siteId };
 }

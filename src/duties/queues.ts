@@ -139,6 +139,16 @@ export function createQueues(connection: RedisClient, layout: ShardLayout, onErr
   };
 }
 
+/**
+ * Job counts summed state by state: with several shards a queue name comes once per shard, and
+ * operators see one number per name (the console's overview, the queue-depth metrics).
+ */
+export function sumJobCounts(counts: readonly Readonly<Record<string, number>>[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const c of counts) for (const [state, n] of Object.entries(c)) sum[state] = (sum[state] ?? 0) + n;
+  return sum;
+}
+
 const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 /** Whether a job is waiting, delayed or running for this transaction. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { compensationFor } from '../duties/compensation';
+import { compensationFor, compensationRef } from '../duties/compensation';
 import { afterInlineAttempt, refusedUnsent } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
@@ -191,7 +191,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
         });
         if (started.kind === 'not_pending') return reread(record, lastBalance);
-        await duties.enqueueRetry({ ...record, transactionId: started.compensationId }, 0);
+        await duties.enqueueRetry(compensationRef(record, started.compensationId), 0);
         logger.warn({ transaction_id: p.transactionId, compensation_id: started.compensationId, wallet_code: next.error.walletCode }, 'debit refused; compensation queued');
         return whenDurable(failed(next.error), shard);
       }

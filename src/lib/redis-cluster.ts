@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Child, baseEnv } from './child';
-import { RedisServer, askRedis as ask } from './redis-server';
+import { KilledNode, RedisServer, askRedis as ask } from './redis-server';
 import { waitFor } from './wait-for';
 
 /**
@@ -49,7 +49,7 @@ function parseNodes(text: string): NodeLine[] {
 
 export class ClusterTopology {
   /** The last node killed by killMaster(), until restart() brought it back. */
-  private down: RedisServer | undefined;
+  private readonly down = new KilledNode();
   private kills = 0;
 
   private constructor(
@@ -94,7 +94,7 @@ export class ClusterTopology {
   /** The cluster as a live node sees it. */
   private async nodes(): Promise<NodeLine[]> {
     for (const server of this.servers) {
-      if (server === this.down) continue;
+      if (this.down.is(server)) continue;
       try {
         return parseNodes(await ask(server.port, (c) => c.cluster('NODES') as Promise<string>));
       } catch {
@@ -110,7 +110,7 @@ export class ClusterTopology {
       `the cluster healthy (${masters} masters${replicas ? ' with a replica each' : ''})`,
       async () => {
         for (const server of this.servers) {
-          if (server === this.down) continue;
+          if (this.down.is(server)) continue;
           const info = await ask(server.port, (c) => c.cluster('INFO') as Promise<string>);
           if (!info.includes('cluster_state:ok')) return false;
         }
@@ -147,8 +147,7 @@ export class ClusterTopology {
     this.kills += 1;
     const victim = this.servers.find((s) => `127.0.0.1:${s.port}` === killed);
     if (victim === undefined) throw new Error(`the cluster names ${killed}, which is none of the topology's servers`);
-    await victim.kill();
-    this.down = victim;
+    await this.down.kill(victim);
     await this.waitHealthy(masters.length, FAILOVER_TIMEOUT_MS, false, killed);
     const promoted = (await this.masters()).find((m) => !masters.includes(m)) ?? '?';
     return { killed, promoted };
@@ -156,11 +155,7 @@ export class ClusterTopology {
 
   /** The node killMaster() killed comes back; resolves once it replicates from the promoted master. */
   async restart(): Promise<void> {
-    const node = this.down;
-    if (node === undefined) return;
-    await node.start();
-    this.down = undefined;
-    await this.waitHealthy((await this.masters()).length, FAILOVER_TIMEOUT_MS);
+    if (await this.down.restart()) await this.waitHealthy((await this.masters()).length, FAILOVER_TIMEOUT_MS);
   }
 
   /** Keys held by each master serving slots now (DBSIZE), by address. */

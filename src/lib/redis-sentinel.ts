@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Child, baseEnv } from './child';
 import { freePort } from './free-port';
-import { RedisServer, askRedis as ask } from './redis-server';
+import { KilledNode, RedisServer, askRedis as ask } from './redis-server';
 import { waitFor } from './wait-for';
 
 /**
@@ -42,7 +42,7 @@ function sentinelConfig(port: number, dir: string, name: string, primaryPort: nu
 
 export class SentinelTopology {
   /** The last node killed by killPrimary(), until restart() brought it back. */
-  private down: RedisServer | undefined;
+  private readonly down = new KilledNode();
 
   private constructor(
     readonly name: string,
@@ -128,8 +128,7 @@ export class SentinelTopology {
   async killPrimary(): Promise<{ readonly killed: string; readonly promoted: string }> {
     const victim = await this.primary();
     const killed = `127.0.0.1:${victim.port}`;
-    await victim.kill();
-    this.down = victim;
+    await this.down.kill(victim);
     const promoted = await waitFor(
       `a replica promoted after ${killed} was killed`,
       async () => {
@@ -146,10 +145,7 @@ export class SentinelTopology {
 
   /** The node killPrimary() killed comes back; resolves once it replicates from the new primary. */
   async restart(): Promise<void> {
-    const node = this.down;
-    if (node === undefined) return;
-    await node.start();
-    this.down = undefined;
+    if (!(await this.down.restart())) return;
     const primary = await this.primary();
     await primary.waitForReplicas(this.servers.length - 1, FAILOVER_TIMEOUT_MS);
   }

@@ -135,6 +135,30 @@ export async function ensureRedis(url: string, options: RedisServerOptions = {})
   return { url: server.url, server, stop: () => server.stop() };
 }
 
+/** The one node of a topology killed on purpose (a failover's victim), until it is started again. */
+export class KilledNode {
+  private node: RedisServer | undefined;
+
+  /** SIGKILLs `server` and remembers it. */
+  async kill(server: RedisServer): Promise<void> {
+    await server.kill();
+    this.node = server;
+  }
+
+  is(server: RedisServer): boolean {
+    return server === this.node;
+  }
+
+  /** Starts the killed node again; false when none was down. */
+  async restart(): Promise<boolean> {
+    const node = this.node;
+    if (node === undefined) return false;
+    await node.start();
+    this.node = undefined;
+    return true;
+  }
+}
+
 /** One short-lived connection to a loopback Redis on `port` for one question (the topologies' probes). */
 export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });

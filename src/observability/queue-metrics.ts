@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Gauge } from 'prom-client';
+import { sumJobCounts } from '../duties/queues';
 import { withDeadline } from '../lib/deadline';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -51,23 +52,22 @@ export function createQueueMetrics(options: QueueMetricsOptions): QueueMetricsCo
   const dead = deadCount ? deadGauge(metrics) : undefined;
 
   /** With several shards a queue name comes once per shard: the series is the sum over them. */
-  async function collectQueues(names: readonly string[]): Promise<void> {
-    for (const name of names) {
-      const counts = await Promise.all(
+  async function collectQueue(name: string): Promise<void> {
+    const counts = sumJobCounts(
+      await Promise.all(
         queues
           .filter((q) => q.name === name)
-          // Prioritized jobs are waiting jobs kept in another list; operators want them in one number.
           .map((q) => withDeadline(q.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'failed'), timeoutMs, `job counts of ${name}`)),
-      );
-      const sum = (...states: string[]): number => counts.reduce((total, c) => total + states.reduce((n, s) => n + (c[s] ?? 0), 0), 0);
-      const value: Record<(typeof DEPTH_STATES)[number], number> = {
-        waiting: sum('waiting', 'prioritized'),
-        delayed: sum('delayed'),
-        active: sum('active'),
-        failed: sum('failed'),
-      };
-      for (const state of DEPTH_STATES) metrics.queueDepth.set({ queue: name, state }, value[state]);
-    }
+      ),
+    );
+    const value: Record<(typeof DEPTH_STATES)[number], number> = {
+      // Prioritized jobs are waiting jobs kept in another list; operators want them in one number.
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      failed: counts.failed ?? 0,
+    };
+    for (const state of DEPTH_STATES) metrics.queueDepth.set({ queue: name, state }, value[state]);
   }
 
   async function collectDead(): Promise<void> {
@@ -81,7 +81,7 @@ export function createQueueMetrics(options: QueueMetricsOptions): QueueMetricsCo
       metrics.queueDepth.reset();
       dead?.reset();
       const names = [...new Set(queues.map((q) => q.name))];
-      const results = await Promise.allSettled([...names.map((name) => collectQueues([name])), collectDead()]);
+      const results = await Promise.allSettled([...names.map(collectQueue), collectDead()]);
       const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed.length > 0) {
         logger?.warn({ err: failed[0]!.reason as Error, failures: failed.length }, 'queue metrics: reading Redis failed');

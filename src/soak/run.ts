@@ -393,14 +393,13 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     if (outage?.endedAt !== undefined) {
       // What an outage left for operators: dead records (each one work by hand), and how long the
       // background took to catch up once the wallet was back.
-      const dead = deadIds;
       // The spec's budget: 1 + 10 retries at most, however long the wallet was down.
       const overBudget = [...records.values()].filter((view) => (view?.attempts ?? 0) > 11).length;
       const drainedInMs = Math.max(0, settleStart + settledInMs - outage.endedAt);
       lines.splice(
         lines.length - 1,
         0,
-        `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${dead.length}${dead.length > 0 ? ` (${dead.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
+        `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${deadIds.length}${deadIds.length > 0 ? ` (${deadIds.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
       );
     }
     if (operator.dead > 0) {
