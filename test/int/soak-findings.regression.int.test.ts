@@ -418,4 +418,22 @@ describe('money at the edges', () => {
     expect(status(await post(newer, 'end', {}))).toBe(200);
     expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
   }, 30_000);
+
+  it('8. a session whose launch answer was lost is never ended: the token is terminated once that session expires, not a minute later', async () => {
+    const { player, token, round } = ids();
+    // The engine never learned of this session (its answer lost with a killed gateway) and launched again.
+    const orphan = await launch(token, player);
+    const played = await launch(token, player);
+    expect(status(await post(played, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.00' }))).toBe(200);
+    expect(status(await post(played, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '5.00' }))).toBe(200);
+    // The orphan's idle lifetime (SESSION_TTL_SECONDS) is about to run out when the engine ends its own session.
+    await gateway.parts.redis.pexpire(gateway.parts.layout.keys(0).session(orphan), 2000);
+    expect(status(await post(played, 'end', {}))).toBe(202);
+    expect(callsOf('terminate')).toHaveLength(0);
+    await runWorker({ SWEEP_INTERVAL_MS: '200' });
+    // The sweeper's usual look at a token waiting for another session is a minute away.
+    await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success), 15_000);
+    expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
+  }, 40_000);
 });
