@@ -95,30 +95,57 @@ export interface WindowVerdict {
   readonly subjects: number;
 }
 
-/** One process's sliding window of wallet calls. */
+/**
+ * One process's sliding window of wallet calls. Every call is recorded and judged (the gateway's
+ * hot path), so both are O(1) amortised: running counts, updated as samples enter and leave,
+ * instead of a pass over the window's thousands of samples per call.
+ */
 export class OutcomeWindow {
   private samples: Sample[] = [];
+  /** Index of the oldest sample still in the window; the array is compacted once half of it is dead. */
+  private head = 0;
+  private failures = 0;
+  /** Failing samples in the window per subject. */
+  private readonly failingSubjects = new Map<string, number>();
 
   constructor(private readonly policy: BreakerPolicy = BREAKER_POLICY) {}
 
   record(at: number, failed: boolean, subject: string): void {
     this.samples.push({ at, failed, subject });
+    if (!failed) return;
+    this.failures += 1;
+    this.failingSubjects.set(subject, (this.failingSubjects.get(subject) ?? 0) + 1);
   }
 
   verdict(now: number): WindowVerdict {
-    const from = now - this.policy.windowMs;
-    let first = 0;
-    while (first < this.samples.length && this.samples[first]!.at < from) first += 1;
-    if (first > 0) this.samples = this.samples.slice(first);
-    const failing = this.samples.filter((s) => s.failed);
-    const subjects = new Set(failing.map((s) => s.subject)).size;
-    const calls = this.samples.length;
-    const open =
-      failing.length >= this.policy.minFailures && subjects >= this.policy.minSubjects && failing.length >= this.policy.failureRatio * calls;
-    return { open, calls, failures: failing.length, subjects };
+    this.forgetBefore(now - this.policy.windowMs);
+    const calls = this.samples.length - this.head;
+    const failures = this.failures;
+    const subjects = this.failingSubjects.size;
+    const open = failures >= this.policy.minFailures && subjects >= this.policy.minSubjects && failures >= this.policy.failureRatio * calls;
+    return { open, calls, failures, subjects };
   }
 
   clear(): void {
     this.samples = [];
+    this.head = 0;
+    this.failures = 0;
+    this.failingSubjects.clear();
+  }
+
+  private forgetBefore(from: number): void {
+    while (this.head < this.samples.length && this.samples[this.head]!.at < from) {
+      const old = this.samples[this.head]!;
+      this.head += 1;
+      if (!old.failed) continue;
+      this.failures -= 1;
+      const left = this.failingSubjects.get(old.subject)! - 1;
+      if (left === 0) this.failingSubjects.delete(old.subject);
+      else this.failingSubjects.set(old.subject, left);
+    }
+    if (this.head > 1024 && this.head * 2 > this.samples.length) {
+      this.samples = this.samples.slice(this.head);
+      this.head = 0;
+    }
   }
 }

@@ -46,6 +46,30 @@ describe('OutcomeWindow', () => {
     ['a', 'b', 'c', 'd', 'e'].forEach((s) => fail(w, 0, s, 2));
     expect(w.verdict(BREAKER_POLICY.windowMs + 1)).toEqual({ open: false, calls: 0, failures: 0, subjects: 0 });
   });
+
+  it('counts a subject while any of its failures is in the window, and not after its last one left', () => {
+    const w = new OutcomeWindow();
+    fail(w, 0, 'a');
+    fail(w, 0, 'b');
+    fail(w, 6000, 'a');
+    w.record(6000, false, 'ok');
+    expect(w.verdict(6000)).toEqual({ open: false, calls: 4, failures: 3, subjects: 2 });
+    expect(w.verdict(BREAKER_POLICY.windowMs + 1)).toEqual({ open: false, calls: 2, failures: 1, subjects: 1 });
+    expect(w.verdict(BREAKER_POLICY.windowMs + 6001)).toEqual({ open: false, calls: 0, failures: 0, subjects: 0 });
+  });
+
+  it('keeps exact counts over a long busy run (samples leave one by one, the store is compacted)', () => {
+    const w = new OutcomeWindow();
+    const perMs = 3;
+    const span = 3 * BREAKER_POLICY.windowMs;
+    for (let at = 0; at < span; at += 1) {
+      for (let i = 0; i < perMs; i += 1) w.record(at, i === 0, `t-${at % 7}`);
+      if (at % 997 === 0) w.verdict(at);
+    }
+    const last = span - 1;
+    expect(w.verdict(last)).toEqual({ open: false, calls: (BREAKER_POLICY.windowMs + 1) * perMs, failures: BREAKER_POLICY.windowMs + 1, subjects: 7 });
+    expect(w.verdict(last + BREAKER_POLICY.windowMs)).toEqual({ open: false, calls: perMs, failures: 1, subjects: 1 });
+  });
 });
 
 describe('probeDelayMs', () => {
