@@ -1,6 +1,6 @@
 import { loadWorkerConfig } from '../src/config/env';
 import { runUntilSignal, type Running } from '../src/lib/lifecycle';
-import { createLogger } from '../src/observability/logger';
+import { createBusyLogger } from '../src/observability/logger';
 import { startWorker } from './worker';
 
 /**
@@ -9,7 +9,7 @@ import { startWorker } from './worker';
  */
 async function start(): Promise<Running> {
   const config = loadWorkerConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const logger = createBusyLogger({ level: config.LOG_LEVEL, name: 'worker' });
   // The BullMQ workers take jobs as soon as they exist, before the start has finished; a signal
   // during the start stops the worker as soon as it has its handle.
   const worker = await startWorker({ config, logger });

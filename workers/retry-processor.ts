@@ -4,7 +4,7 @@ import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-poli
 import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
-import type { Logger } from '../src/observability/logger';
+import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, TransactionStore } from '../src/store/transactions';
 import type { TransactionRecord, TransactionState } from '../src/store/types';
@@ -52,6 +52,9 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   const { store, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
+  // A retry's own lines name ids, codes and states picked one by one (never a body or token): no
+  // redaction pass, and no child logger per run (both showed in the worker's profile).
+  const runLog = unredactedSibling(logger);
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     const { transactionId } = job.data;
@@ -151,25 +154,25 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   }
 
   async function apply(record: TransactionRecord, next: RetryNext, token: string | undefined): Promise<string> {
-    const log = logger.child({ transaction_id: record.transactionId, kind: record.kind, compensation: record.isCompensation });
+    const about = runFields(record);
     switch (next.kind) {
       case 'retry': {
         const update = { ...next.update, inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs };
         if (!(await store.settle(record, update))) return 'settled-elsewhere';
         const code = String(update.history?.at(-1) ?? 'unknown');
         metrics.retries.inc({ kind: record.kind, code });
-        log.info({ attempts: update.attempts, code, delay_ms: next.delayMs }, 'wallet attempt to be retried');
+        runLog.info({ ...about, attempts: update.attempts, code, delay_ms: next.delayMs }, 'wallet attempt to be retried');
         throw new RetryLater(next.delayMs, `retry after code ${code}`);
       }
       case 'settle':
-        return finish(record, next.update, log);
+        return finish(record, next.update, about);
       case 'triage':
-        return triage(record, next, log, token);
+        return triage(record, next, about, token);
     }
   }
 
   /** The answers left open whether the wallet applied something: wallet `status` decides (a query, not a retry). */
-  async function triage(record: TransactionRecord, next: Triage, log: Logger, token: string | undefined): Promise<string> {
+  async function triage(record: TransactionRecord, next: Triage, about: RunFields, token: string | undefined): Promise<string> {
     if (!breaker.allowsCalls()) {
       // No status question while the wallet is down (an unclear answer would make it dead): keep
       // the last answer and wait; the next run comes back here.
@@ -189,11 +192,11 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       fields === undefined
         ? { kind: 'unknown', reason: 'schema', detail: 'the debit record or its wallet body is gone', latencyMs: 0 }
         : await wallet.call('status', fields);
-    log.info({ target: next.target, subject: subject?.transactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'wallet status asked');
-    return finish(record, afterTriage(next, status), log);
+    runLog.info({ ...about, target: next.target, subject: subject?.transactionId, status: status.kind === 'rejected' ? status.code : status.kind }, 'wallet status asked');
+    return finish(record, afterTriage(next, status), about);
   }
 
-  async function finish(record: TransactionRecord, final: SettleUpdate, log: Logger): Promise<string> {
+  async function finish(record: TransactionRecord, final: SettleUpdate, about: RunFields): Promise<string> {
     // A compensation that found its debit never applied: the debit is watched, since a wallet may
     // still process it late (contract 5.4).
     const update: SettleUpdate =
@@ -201,23 +204,23 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } }
         : final;
     if (!(await store.settle(record, { ...update, inFlightUntil: null }))) return 'settled-elsewhere';
-    const fields = { attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note };
+    const fields = { ...about, attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note };
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
     switch (update.state) {
       case 'succeeded':
-        log.info(fields, 'wallet call settled');
+        runLog.info(fields, 'wallet call settled');
         return 'succeeded';
       case 'dead':
         metrics.deadTransactions.inc({ kind: record.kind });
-        log.error(fields, 'transaction dead: an operator must act');
+        runLog.error(fields, 'transaction dead: an operator must act');
         throw new UnrecoverableError(`dead: ${update.note ?? 'retries exhausted'}`);
       default:
         // A compensation found unnecessary (the debit never applied) is a good end, not a failed job.
         if (update.debitState === 'compensated') {
-          log.info(fields, 'compensation not needed');
+          runLog.info(fields, 'compensation not needed');
           return update.state;
         }
-        log.warn(fields, 'wallet call ended without success');
+        runLog.warn(fields, 'wallet call ended without success');
         throw new UnrecoverableError(`${update.state}: ${update.error?.message ?? update.note ?? 'refused'}`);
     }
   }
@@ -235,6 +238,17 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     await store.settle(record, { state: record.state, expect: [record.state], debitState });
     logger.info({ transaction_id: record.transactionId, debit_id: debit.transactionId, debit_state: debitState }, 'debit settled from its compensation');
   }
+}
+
+/** What every line of one run names. */
+interface RunFields {
+  readonly transaction_id: string;
+  readonly kind: TransactionRecord['kind'];
+  readonly compensation: boolean;
+}
+
+function runFields(record: TransactionRecord): RunFields {
+  return { transaction_id: record.transactionId, kind: record.kind, compensation: record.isCompensation };
 }
 
 /** Retry jobs carry credits and rollbacks; a pending debit is the sweeper's. */

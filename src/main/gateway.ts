@@ -13,7 +13,7 @@ import { createClosers, runUntilSignal, startWith, type Closers, type Running } 
 import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
-import { createLogger, type Logger } from '../observability/logger';
+import { createBusyLogger, createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
 import { durabilityFor } from '../store/durability';
 import { shardLayoutFor, type ShardLayout } from '../store/shards';
@@ -128,10 +128,6 @@ async function drain(server: Server, timeoutMs: number): Promise<void> {
   clearTimeout(cut);
 }
 
-/** Log bytes gathered per stdout write (two lines per request: one write per ~dozen requests). */
-const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_MS = 250;
-
 /** A worker that died on its own is replaced after this pause (a crash loop must not spin). */
 const RESPAWN_DELAY_MS = 1_000;
 
@@ -221,10 +217,7 @@ async function start(): Promise<Running> {
     runPrimary(config, createLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
     return primaryExitsByItself;
   }
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway', bufferBytes: LOG_BUFFER_BYTES });
-  // Buffered lines reach stdout at the latest this often (and at every flush below).
-  setInterval(() => logger.flush(), LOG_FLUSH_MS).unref();
-  return runServer(config, logger);
+  return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
 }
 
 if (require.main === module) runUntilSignal('gateway', start);
