@@ -13,6 +13,8 @@ export interface RecordedCall {
   readonly at: number;
   /** '1.1' or '2.0'. */
   readonly httpVersion: string;
+  /** The caller's end of the connection the call came on (address:port): calls on one connection share it. */
+  readonly connection: string;
   readonly rawBody: string;
   /** The parsed request fields (ids and amounts as decimal strings); undefined when the body did not parse. */
   readonly body: Readonly<Record<string, unknown>> | undefined;
@@ -38,7 +40,7 @@ export class CallLog {
   private entries: MutableCall[] = [];
   private seq = 0;
 
-  start(operation: RecordedCall['operation'], request: { path: string; host: string | undefined; httpVersion: string }, rawBody: string): MutableCall {
+  start(operation: RecordedCall['operation'], request: { path: string; host: string | undefined; httpVersion: string; connection: string }, rawBody: string): MutableCall {
     const call: MutableCall = {
       seq: ++this.seq,
       operation,
@@ -46,6 +48,7 @@ export class CallLog {
       host: request.host,
       at: performance.timeOrigin + performance.now(),
       httpVersion: request.httpVersion,
+      connection: request.connection,
       rawBody,
       body: undefined,
       transactionId: undefined,

@@ -63,6 +63,10 @@ function hostOf(req: AnyRequest): string | undefined {
   return typeof host === 'string' ? host : undefined;
 }
 
+function connectionOf(req: AnyRequest): string {
+  return `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+}
+
 async function readBody(req: AnyRequest): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -125,7 +129,7 @@ export function createHandler(ctx: HandlerContext): (req: AnyRequest, res: AnyRe
   let answers = 0;
 
   async function serveWallet(op: Operation, req: AnyRequest, res: AnyResponse, url: URL, raw: string): Promise<void> {
-    const call = ctx.calls.start(op, { path: url.pathname, host: hostOf(req), httpVersion: req.httpVersion }, raw);
+    const call = ctx.calls.start(op, { path: url.pathname, host: hostOf(req), httpVersion: req.httpVersion, connection: connectionOf(req) }, raw);
     const fail = (code: number, message: string): void => {
       call.code = code;
       call.httpStatus = walletHttpStatus(code);
@@ -186,7 +190,7 @@ export function createHandler(ctx: HandlerContext): (req: AnyRequest, res: AnyRe
 
   function serveHealth(req: AnyRequest, res: AnyResponse, url: URL, raw: string): void {
     const host = hostOf(req);
-    const call = ctx.calls.start('health-check', { path: url.pathname, host, httpVersion: req.httpVersion }, raw);
+    const call = ctx.calls.start('health-check', { path: url.pathname, host, httpVersion: req.httpVersion, connection: connectionOf(req) }, raw);
     const reply = (status: number, message?: string): void => {
       call.httpStatus = status;
       if (message === undefined) sendEmpty(res, status);

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { TLSSocket } from 'node:tls';
-import { Client, Pool, errors, type Dispatcher, type buildConnector } from 'undici';
+import { Client, Pool, errors, type Dispatcher } from 'undici';
 import type { WalletSettings } from '../config/env';
 import { JsonSyntaxError, parseJson } from '../lib/json';
 import { Code, codeInfo } from './codes';
@@ -19,6 +18,7 @@ import {
   type WalletClient,
   type WalletOutcome,
 } from './protocol';
+import { createH2Transport, type H2Handler } from './h2-transport';
 import { basicAuthHeader, type RequestSigner } from './signer';
 
 export interface WalletClientOptions {
@@ -28,15 +28,6 @@ export interface WalletClientOptions {
   onCall?: (event: WalletCallEvent) => void;
 }
 
-/**
- * HTTP/2 sessions opened at most. One session multiplexes; a few more only appear on a cold burst
- * (undici opens a client per request queued while the first TLS handshake is still running) or
- * past H2_STREAMS concurrent calls. The cap also bounds an https wallet that refuses h2 in ALPN
- * (WALLET_HTTP2=false is the way to an HTTP/1.1 pool of WALLET_CONNECTIONS over TLS).
- */
-const H2_MAX_SESSIONS = 4;
-/** Streams per HTTP/2 session (undici's own maxConcurrentStreams default); a server SETTINGS frame still rules. */
-const H2_STREAMS = 100;
 /** A wallet answer is a few hundred bytes; anything near this is not a wallet answer. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -48,7 +39,7 @@ const TRANSACTION_ID = /"transaction_id":("(?:[^"\\]|\\.)*")/;
 export function createWalletClient(options: WalletClientOptions): WalletClient {
   const { settings, signer, onCall } = options;
   const base = new URL(settings.WALLET_BASE_URL);
-  // HTTP/2 is offered in ALPN only over TLS (undici's allowH2), and only while WALLET_HTTP2 allows it.
+  // HTTP/2 is offered in ALPN only over TLS, and only while WALLET_HTTP2 allows it.
   const h2 = base.protocol === 'https:' && settings.WALLET_HTTP2;
   // The base URL may carry a path prefix; OPERATION_PATH values start with '/'.
   const prefix = base.pathname.replace(/\/+$/, '');
@@ -58,7 +49,6 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   const authorization = basicAuthHeader(settings.WALLET_BASIC_USER, settings.WALLET_BASIC_PASSWORD);
 
   const common = {
-    allowH2: h2,
     connect: { rejectUnauthorized: !settings.WALLET_TLS_INSECURE },
     connectTimeout: timeoutMs,
     // Backstops only: the per-call timer in Exchange is the deadline that covers all phases.
@@ -67,14 +57,14 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     maxResponseSize: MAX_RESPONSE_BYTES,
   };
 
-  const pool = new Pool(base.origin, {
-    ...common,
-    connections: h2 ? Math.min(settings.WALLET_CONNECTIONS, H2_MAX_SESSIONS) : settings.WALLET_CONNECTIONS,
-    factory: multiplexingClient,
-  });
+  // HTTP/1.1 (plain, or over TLS with WALLET_HTTP2=false or a wallet without h2): one request per
+  // connection, up to WALLET_CONNECTIONS of them.
+  const pool = new Pool(base.origin, { ...common, connections: settings.WALLET_CONNECTIONS });
+  // HTTP/2 over TLS: one multiplexed session (src/wallet/h2-transport.ts).
+  const http2 = h2 ? createH2Transport({ origin: base, rejectUnauthorized: !settings.WALLET_TLS_INSECURE, connectTimeoutMs: timeoutMs }) : undefined;
   // Its own connection: the Host header also sets the TLS servername in undici, and a servername
   // change on a pooled client would tear its connection down.
-  const healthClient = new Client(base.origin, common);
+  const healthClient = new Client(base.origin, { ...common, allowH2: h2 });
 
   function report(event: WalletCallEvent): void {
     if (onCall === undefined) return;
@@ -106,25 +96,35 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   /** One request; never rejects. Settles by the deadline even while the request still waits for a connection. */
   function attempt(op: Operation, body: string, signature: string, start: number): Promise<Attempt> {
     return new Promise((resolve) => {
-      pool.dispatch(
-        {
-          path: paths[op],
-          method: 'POST',
-          headers: [
-            'content-type', 'application/json',
-            'accept', 'application/json',
-            'authorization', authorization,
-            'x-request-signature', signature,
-          ],
-          body,
-          // undici 7 serialises non-idempotent requests on an HTTP/2 session (nodejs/undici#5390);
-          // the flag only lifts that. Core undici never replays a request, and on HTTP/1.1 the
-          // client's pipelining of 1 keeps one request per connection.
-          idempotent: h2,
+      const exchange = new Exchange(resolve, start, timeoutMs);
+      if (http2 === undefined) {
+        sendHttp1(paths[op], body, signature, exchange);
+        return;
+      }
+      http2.send(paths[op], { 'content-type': 'application/json', accept: 'application/json', authorization, 'x-request-signature': signature }, body, exchange).then(
+        (via) => {
+          if (via === 'http/1.1') sendHttp1(paths[op], body, signature, exchange);
         },
-        new Exchange(resolve, start, timeoutMs),
+        (err: unknown) => exchange.onError(err as Error),
       );
     });
+  }
+
+  function sendHttp1(path: string, body: string, signature: string, exchange: Exchange): void {
+    pool.dispatch(
+      {
+        path,
+        method: 'POST',
+        headers: [
+          'content-type', 'application/json',
+          'accept', 'application/json',
+          'authorization', authorization,
+          'x-request-signature', signature,
+        ],
+        body,
+      },
+      exchange,
+    );
   }
 
   async function health(signal: AbortSignal): Promise<{ kind: WalletOutcome['kind']; httpStatus: number | null; detail: string }> {
@@ -177,30 +177,10 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     },
 
     close() {
-      closing ??= Promise.all([pool.close(), healthClient.close()]).then(() => undefined);
+      closing ??= Promise.all([pool.close(), healthClient.close(), http2?.close()]).then(() => undefined);
       return closing;
     },
   };
-}
-
-/**
- * A pool client that multiplexes once ALPN picked h2 and keeps one request per connection on
- * HTTP/1.1 (undici's Client runs `pipelining` requests at once, 1 by default, on either protocol).
- */
-function multiplexingClient(origin: URL, opts: object): Dispatcher {
-  const { connect, ...rest } = opts as Client.Options & { connect: buildConnector.connector };
-  const client = new Client(origin, {
-    ...rest,
-    connect(connectOptions, callback) {
-      connect(connectOptions, (...args) => {
-        // On failure undici passes (err) alone, so the socket is undefined rather than null.
-        const socket = args[1] as TLSSocket | null | undefined;
-        if (socket) client.pipelining = socket.alpnProtocol === 'h2' ? H2_STREAMS : 1;
-        callback(...args);
-      });
-    },
-  });
-  return client;
 }
 
 interface Attempt {
@@ -218,7 +198,7 @@ interface Attempt {
  * per request (UnwrapHandler: a controller object, and every response's headers parsed into an
  * object this client never reads).
  */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements Dispatcher.DispatchHandler, H2Handler {
   private settled = false;
   /** undici's abort for this request, handed over only once a connection takes the request. */
   private abort: ((err?: Error) => void) | undefined;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createSecureServer } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { connect as connectTcp, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { WalletSettings } from '../../src/config/env';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { createWalletClient } from '../../src/wallet/client';
@@ -11,6 +11,7 @@ import { Code, walletHttpStatus } from '../../src/wallet/codes';
 import { encodeRequest, type SessionFields, type WalletCallEvent, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
 import { hmacSigner } from '../../src/wallet/signer';
 import { selfSignedCert } from '../../src/lib/self-signed-cert';
+import { waitFor } from '../../src/lib/wait-for';
 
 const USER = 'gateway-test';
 const PASSWORD = 'test-password';
@@ -59,15 +60,9 @@ function expectOk(outcome: WalletOutcome): Extract<WalletOutcome, { kind: 'ok' }
   return outcome;
 }
 
-/** Protocols of the connections undici opened in this process (its diagnostics channel). */
-function watchConnections(): { protocols: string[]; stop(): void } {
-  const protocols: string[] = [];
-  const listener = (message: unknown): void => {
-    const socket = (message as { socket: TLSSocket }).socket;
-    protocols.push(socket.alpnProtocol || 'http/1.1');
-  };
-  subscribe('undici:client:connected', listener);
-  return { protocols, stop: () => unsubscribe('undici:client:connected', listener) };
+/** How many connections the calls the simulator recorded came on (the caller's address and port). */
+function connectionsOf(sim: RunningSimulator): number {
+  return new Set(sim.calls().map((c) => c.connection)).size;
 }
 
 /** Path and error code of every request undici errored in this process (its diagnostics channel). */
@@ -205,22 +200,22 @@ describe.each([
   });
 
   it('frees the connection or stream of an unanswered call at the deadline', async () => {
-    const watch = watchConnections();
     const failures = watchRequestErrors();
     try {
       const single = otherClient({ WALLET_CONNECTIONS: 1, WALLET_TIMEOUT_MS: 300 });
       const s = newSession();
+      sim.clearCalls();
       expectOk(await single.call('authenticate', s));
       sim.faults.applyThenDrop('balance', 1, { mode: 'hang' });
       expect(await single.call('balance', s)).toMatchObject({ kind: 'unknown', reason: 'timeout', detail: 'no answer within 300 ms' });
-      // The deadline aborted the request inside undici (the headers-timeout backstop would be UND_ERR_HEADERS_TIMEOUT).
-      expect(failures.errors).toEqual([{ path: '/api/wallet/balance', code: 'UND_ERR_ABORTED' }]);
+      // HTTP/1.1: the deadline aborted the request inside undici (the headers-timeout backstop would
+      // be UND_ERR_HEADERS_TIMEOUT). HTTP/2 goes through node:http2, which cancels the stream.
+      expect(failures.errors).toEqual(tls ? [] : [{ path: '/api/wallet/balance', code: 'UND_ERR_ABORTED' }]);
       expectOk(await single.call('balance', s));
       // HTTP/2 resets the stream and keeps the session; an HTTP/1.1 connection left mid-exchange is closed.
-      expect(watch.protocols).toHaveLength(tls ? 1 : 2);
+      expect(connectionsOf(sim)).toBe(tls ? 1 : 2);
     } finally {
       failures.stop();
-      watch.stop();
     }
   });
 
@@ -281,43 +276,48 @@ describe.each([
   });
 
   it(tls ? 'multiplexes calls over one HTTP/2 connection' : 'spreads concurrent calls over HTTP/1.1 keep-alive connections', async () => {
-    const watch = watchConnections();
-    try {
-      const own = otherClient({});
-      const s = newSession();
-      expectOk(await own.call('authenticate', s));
-      sim.clearCalls();
-      const outcomes = await Promise.all(Array.from({ length: 20 }, () => own.call('balance', s)));
-      outcomes.forEach(expectOk);
-      expect(new Set(sim.calls().map((c) => c.httpVersion))).toEqual(new Set([tls ? '2.0' : '1.1']));
-      if (tls) expect(watch.protocols).toEqual(['h2']);
-      else {
-        expect(watch.protocols.length).toBeGreaterThan(1);
-        expect(new Set(watch.protocols)).toEqual(new Set(['http/1.1']));
-      }
-    } finally {
-      watch.stop();
-    }
+    const own = otherClient({});
+    const s = newSession();
+    expectOk(await own.call('authenticate', s));
+    sim.clearCalls();
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => own.call('balance', s)));
+    outcomes.forEach(expectOk);
+    expect(new Set(sim.calls().map((c) => c.httpVersion))).toEqual(new Set([tls ? '2.0' : '1.1']));
+    if (tls) expect(connectionsOf(sim)).toBe(1);
+    else expect(connectionsOf(sim)).toBeGreaterThan(1);
   });
 
   if (tls) {
     it.each([
-      { http2: false, version: '1.1', protocol: 'http/1.1' },
-      { http2: true, version: '2.0', protocol: 'h2' },
-    ])('with WALLET_HTTP2=$http2 the calls arrive as HTTP $version', async ({ http2, version, protocol }) => {
-      const watch = watchConnections();
+      { http2: false, version: '1.1' },
+      { http2: true, version: '2.0' },
+    ])('with WALLET_HTTP2=$http2 the calls arrive as HTTP $version', async ({ http2, version }) => {
+      const own = otherClient({ WALLET_HTTP2: http2 });
+      const s = newSession();
+      expectOk(await own.call('authenticate', s));
+      sim.clearCalls();
+      const outcomes = await Promise.all(Array.from({ length: 10 }, () => own.call('balance', s)));
+      outcomes.forEach(expectOk);
+      expect(sim.calls()).toHaveLength(10);
+      expect(new Set(sim.calls().map((c) => c.httpVersion))).toEqual(new Set([version]));
+      if (http2) expect(connectionsOf(sim)).toBe(1);
+    });
+
+    it('ends an HTTP/2 session whose wallet went silent (no PING answer after a deadline) and sends the next call on a new one', async () => {
+      const proxy = await freezingProxy(Number(new URL(sim.url).port));
       try {
-        const own = otherClient({ WALLET_HTTP2: http2 });
+        const own = createWalletClient({ settings: settingsFor(proxy.url, { WALLET_TIMEOUT_MS: 300 }), signer });
+        extraClients.push(own);
         const s = newSession();
         expectOk(await own.call('authenticate', s));
-        sim.clearCalls();
-        const outcomes = await Promise.all(Array.from({ length: 10 }, () => own.call('balance', s)));
-        outcomes.forEach(expectOk);
-        expect(sim.calls()).toHaveLength(10);
-        expect(new Set(sim.calls().map((c) => c.httpVersion))).toEqual(new Set([version]));
-        expect(new Set(watch.protocols)).toEqual(new Set([protocol]));
+        // The connection stays open and carries nothing either way: no RST, no GOAWAY, no answer.
+        proxy.freeze();
+        expect(await own.call('balance', s)).toMatchObject({ kind: 'unknown', reason: 'timeout' });
+        await waitFor('the silent session to be ended', () => proxy.closed() === 1, 5_000);
+        expectOk(await own.call('balance', s));
+        expect(proxy.opened()).toBe(2);
       } finally {
-        watch.stop();
+        await proxy.close();
       }
     });
 
@@ -330,6 +330,49 @@ describe.each([
     });
   }
 });
+
+/**
+ * A TCP relay to `port` whose `freeze()` stops every connection open then from carrying bytes
+ * either way while keeping it open (a peer gone silent: no answer, no RST); connections made later
+ * relay as usual.
+ */
+async function freezingProxy(port: number): Promise<{ url: string; freeze(): void; opened(): number; closed(): number; close(): Promise<void> }> {
+  const pairs: { client: Socket; upstream: Socket }[] = [];
+  let closed = 0;
+  const server = createNetServer((client) => {
+    const upstream = connectTcp(port, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+    client.once('close', () => {
+      closed += 1;
+      upstream.destroy();
+    });
+    pairs.push({ client, upstream });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    freeze() {
+      for (const { client, upstream } of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        upstream.pause();
+        // Read and drop what the caller sends, so its close is still seen.
+        client.resume();
+      }
+    },
+    opened: () => pairs.length,
+    closed: () => closed,
+    async close() {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 describe('wallet client against a scripted server (answers the simulator never gives)', () => {
   let server: Server;
@@ -464,6 +507,30 @@ describe('wallet client against a scripted server (answers the simulator never g
     } finally {
       await tlsClient.close();
       await new Promise((resolve) => tlsServer.close(resolve));
+    }
+  });
+
+  it('with WALLET_HTTP2=true, talks HTTP/1.1 to a TLS wallet that offers no h2, from the first call on', async () => {
+    const versions: string[] = [];
+    const https = createHttpsServer({ ...selfSignedCert(), ALPNProtocols: ['http/1.1'] }, (req, res) => {
+      versions.push(req.httpVersion);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(success());
+      });
+    });
+    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    const h1Client = createWalletClient({ settings: settingsFor(`https://127.0.0.1:${(https.address() as AddressInfo).port}`, { WALLET_HTTP2: true }), signer });
+    try {
+      const outcomes = await Promise.all(Array.from({ length: 5 }, () => h1Client.call('balance', s)));
+      outcomes.forEach(expectOk);
+      expectOk(await h1Client.call('balance', s));
+      expect(versions).toEqual(Array.from({ length: 6 }, () => '1.1'));
+    } finally {
+      await h1Client.close();
+      https.closeAllConnections();
+      await new Promise((resolve) => https.close(resolve));
     }
   });
 
