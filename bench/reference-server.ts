@@ -11,7 +11,8 @@ import { basicAuthHeader, hmacSigner } from '../src/wallet/signer';
 /**
  * The bench's yardstick (case b): the least a bet can cost on bare node:http. Parse the JSON, one
  * Redis round trip that claims the transaction id and reads the session, one wallet debit over an
- * undici pool with the gateway's settings, one Redis write of the outcome, answer. No validation
+ * undici pool with the gateway's settings, one Redis write of the outcome, answer. A balance: one
+ * Redis read of the session, one wallet balance call, answer. No validation
  * beyond what the wallet call needs, no logging, no metrics, no rounds. Not a product: it exists
  * so "how much does the gateway add" has an answer.
  *
@@ -21,7 +22,7 @@ import { basicAuthHeader, hmacSigner } from '../src/wallet/signer';
  */
 const config = loadGatewayConfig();
 
-const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/bet$/;
+const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/(bet|balance)$/;
 const MAX_BODY = 16 * 1024;
 const RECORD_TTL_SECONDS = config.RECORD_RETENTION_SECONDS;
 
@@ -81,7 +82,46 @@ function serve(): void {
   const signer = hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING);
   const authorization = basicAuthHeader(config.WALLET_BASIC_USER, config.WALLET_BASIC_PASSWORD);
   const bearer = `Bearer ${config.ENGINE_API_KEY}`;
-  const debitPath = new URL(config.WALLET_BASE_URL).pathname.replace(/\/+$/, '') + OPERATION_PATH.debit;
+  const walletPrefix = new URL(config.WALLET_BASE_URL).pathname.replace(/\/+$/, '');
+  const debitPath = walletPrefix + OPERATION_PATH.debit;
+  const balancePath = walletPrefix + OPERATION_PATH.balance;
+
+  function walletPost(path: string, body: string): Promise<{ status?: unknown; code?: unknown; balance?: unknown }> {
+    return pool
+      .request({
+        path,
+        method: 'POST',
+        headers: ['content-type', 'application/json', 'accept', 'application/json', 'authorization', authorization, 'x-request-signature', signer.sign(body)],
+        body,
+      })
+      .then(async (answer) => parseJson(await answer.body.text()) as { status?: unknown; code?: unknown; balance?: unknown });
+  }
+
+  /** The session's part of every wallet request body. */
+  function sessionFields(session: WalletSession): Record<string, unknown> {
+    return {
+      token: session.token,
+      player_id: jsonNumber(session.player_id),
+      site_id: jsonNumber(session.site_id),
+      provider_id: jsonNumber(config.PROVIDER_ID),
+      game_id: session.game_id,
+      currency: session.currency,
+    };
+  }
+
+  /** A balance: one Redis read of the session, one wallet balance call, answer. */
+  async function readBalance(sessionId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.resume();
+    const sessionText = await redis.get(`${prefix}:refsession:${sessionId}`);
+    if (sessionText === null) return failed(res, 404, 'SESSION_NOT_FOUND');
+    const session = JSON.parse(sessionText) as WalletSession;
+    const result = await walletPost(
+      balancePath,
+      stringifyJson(sessionFields(session)),
+    );
+    if (result.status !== true) return answer(res, 422, { state: 'failed', error: { code: 'WALLET_REJECTED', wallet_code: result.code ?? null, message: 'refused' } });
+    answer(res, 200, { balance: result.balance, currency: session.currency });
+  }
 
   async function bet(sessionId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
@@ -98,24 +138,13 @@ function serve(): void {
     const session = JSON.parse(sessionText as string) as WalletSession;
 
     const walletBody = stringifyJson({
-      token: session.token,
-      player_id: jsonNumber(session.player_id),
-      site_id: jsonNumber(session.site_id),
-      provider_id: jsonNumber(config.PROVIDER_ID),
-      game_id: session.game_id,
-      currency: session.currency,
+      ...sessionFields(session),
       amount,
       round_id: roundId,
       transaction_id: txId,
       round_closed: false,
     });
-    const walletAnswer = await pool.request({
-      path: debitPath,
-      method: 'POST',
-      headers: ['content-type', 'application/json', 'accept', 'application/json', 'authorization', authorization, 'x-request-signature', signer.sign(walletBody)],
-      body: walletBody,
-    });
-    const result = parseJson(await walletAnswer.body.text()) as { status?: unknown; code?: unknown; balance?: unknown };
+    const result = await walletPost(debitPath, walletBody);
     const ok = result.status === true && result.code instanceof LosslessNumber && result.code.value === '1';
     const balance = result.balance instanceof LosslessNumber ? result.balance : null;
     await redis.set(txKey, stringifyJson({ state: ok ? 'succeeded' : 'failed', balance, code: result.code }), 'EX', RECORD_TTL_SECONDS);
@@ -133,7 +162,7 @@ function serve(): void {
       req.resume();
       return failed(res, 401, 'UNAUTHORIZED');
     }
-    bet(match[1] as string, req, res).catch(() => failed(res, 503, 'WALLET_UNAVAILABLE'));
+    (match[2] === 'bet' ? bet : readBalance)(match[1] as string, req, res).catch(() => failed(res, 503, 'WALLET_UNAVAILABLE'));
   });
   server.keepAliveTimeout = 60_000;
   server.listen(config.PORT, '127.0.0.1');

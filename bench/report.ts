@@ -114,6 +114,9 @@ export function derive(r: BenchReport): Derived {
     'gateway.bet / reference.bet': ratio(rps(r, 'gateway.bet'), ref),
     'gateway.win / reference.bet': ratio(rps(r, 'gateway.win'), ref),
     'gateway.balance / direct.balance': ratio(rps(r, 'gateway.balance'), rps(r, 'direct.balance')),
+    // The bare pass-through's balance against the wallet's own: the most any gateway's balance can reach on this box.
+    'reference.balance / direct.balance': ratio(rps(r, 'reference.balance'), rps(r, 'direct.balance')),
+    'gateway.balance / reference.balance': ratio(rps(r, 'gateway.balance'), rps(r, 'reference.balance')),
     'gateway.bet / direct.debit': ratio(rps(r, 'gateway.bet'), rps(r, 'direct.debit')),
     'gateway.win / direct.credit': ratio(rps(r, 'gateway.win'), rps(r, 'direct.credit')),
     'reference.bet / direct.debit': ratio(ref, rps(r, 'direct.debit')),

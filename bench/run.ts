@@ -262,6 +262,10 @@ async function referenceCase(
       request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()),
     });
   }
+  if (fixedRate !== undefined) {
+    // The floor of a balance: what any pass-through adds to the wallet's own balance call.
+    await measure('reference.balance', options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('balance', new Ids(), sessions, new PlacedQueue()) });
+  }
   await ref.stop();
   await clearSimCalls(sim);
 }
