@@ -22,7 +22,9 @@ export interface SentinelTopologyOptions {
   readonly dir?: string;
 }
 
-const FAILOVER_TIMEOUT_MS = 30_000;
+// A failed election is tried again only after 2 × failover-timeout (10 s here), and a loaded box
+// can need more than one try: the Cluster topology's 60 s, not 30.
+const FAILOVER_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 30_000;
 
 /** Fast enough for a soak: a primary silent for 1 s is down; a failover may take 5 s before another try. */

@@ -1,4 +1,4 @@
-import { lastLine, runEntry, SOAK_TEST_TIMEOUT_MS } from './soak-run';
+import { failureOf, lastLine, runSoak, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 
 /**
  * A short `npm run soak -- --topology cluster`: a Redis Cluster of 3 masters and 3 replicas (real
@@ -15,9 +15,8 @@ jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 
 it('keeps every acknowledged win and compensation through two master failovers, keys on every master', async () => {
-  const run = await runEntry('soak', ['--topology', 'cluster', '--players', '12', '--rounds', '6', '--kills', '2', '--redis-restarts', '2', '--settle-timeout-ms', '90000', '--seed', '7']);
-  // On failure the report's differences and the end of the output are in the message.
-  expect(run.code === 0 ? 'exit 0' : `exit ${run.code}:\n${run.stdout.split('\n').slice(-25).join('\n')}\n${run.output.slice(-2000)}`).toBe('exit 0');
+  const run = await runSoak(['--topology', 'cluster', '--players', '12', '--rounds', '6', '--kills', '2', '--redis-restarts', '2', '--settle-timeout-ms', '90000', '--seed', '7']);
+  expect(failureOf(run)).toBe('');
   expect(run.stdout).toMatch(/^primary kills: 2 /m);
   expect(run.stdout).toMatch(/REDIS_SHARDS 16, REDIS_MIN_REPLICAS 1/);
   const spread = /^keys per master: (.*) \(of \d+;/m.exec(run.stdout)?.[1] ?? '';
