@@ -23,6 +23,8 @@ export interface LoadSpec {
   readonly rate?: number;
   /** The request generator of connection `index` (0-based): its setupRequest varies and signs each body. */
   request(index: number): autocannon.Request;
+  /** Also count this run into `tally`, which sums alternating slices of one case. */
+  readonly tally?: LoadTally;
 }
 
 export interface LoadResult {
@@ -63,31 +65,61 @@ function percentile(sorted: Float64Array, p: number): number {
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
-function summarise(connections: number, seconds: number, latencies: Samples, statuses: Record<string, number>, otherErrors: number): LoadResult {
-  const sorted = latencies.sorted();
-  const non2xx = Object.entries(statuses).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
-  return {
-    connections,
-    seconds: round2(seconds),
-    requests: latencies.length,
-    rps: Math.round(latencies.length / seconds),
-    p50: round2(percentile(sorted, 50)),
-    p99: round2(percentile(sorted, 99)),
-    max: round2(sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0)),
-    errors: non2xx + otherErrors,
-    statuses,
-  };
+/**
+ * What load measured: every latency, the answers by status, the requests that got none, and the
+ * time it took. A run fills its own; alternating slices of one case also fill a shared one.
+ */
+export class LoadTally {
+  private readonly latencies = new Samples();
+  private readonly statuses: Record<string, number> = {};
+  private failures = 0;
+  private seconds = 0;
+
+  constructor(private readonly connections: number) {}
+
+  answered(status: number, ms: number): void {
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+    this.latencies.push(ms);
+  }
+
+  failed(count = 1): void {
+    this.failures += count;
+  }
+
+  took(seconds: number): void {
+    this.seconds += seconds;
+  }
+
+  result(): LoadResult {
+    const sorted = this.latencies.sorted();
+    const non2xx = Object.entries(this.statuses).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
+    return {
+      connections: this.connections,
+      seconds: round2(this.seconds),
+      requests: this.latencies.length,
+      rps: this.seconds === 0 ? 0 : Math.round(this.latencies.length / this.seconds),
+      p50: round2(percentile(sorted, 50)),
+      p99: round2(percentile(sorted, 99)),
+      max: round2(sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0)),
+      errors: non2xx + this.failures,
+      statuses: { ...this.statuses },
+    };
+  }
+}
+
+/** This run's own tally, and the spec's shared one when it has one. */
+function talliesFor(spec: LoadSpec, connections: number): { own: LoadTally; all: LoadTally[] } {
+  const own = new LoadTally(connections);
+  return { own, all: spec.tally === undefined ? [own] : [own, spec.tally] };
 }
 
 /** The `rate` load: one timer releases every request that is due, the pool carries them. */
 async function runPaced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   const pool = new Pool(spec.url, { connections: spec.connections, pipelining: 1 });
   const generators = Array.from({ length: spec.connections }, (_, i) => spec.request(i));
-  const latencies = new Samples();
-  const statuses: Record<string, number> = {};
+  const { own, all } = talliesFor(spec, spec.connections);
   const intervalMs = 1000 / spec.rate;
   const total = Math.floor(spec.rate * spec.durationSec);
-  let failures = 0;
   const inFlight = new Set<Promise<void>>();
   const start = performance.now();
 
@@ -99,12 +131,12 @@ async function runPaced(spec: LoadSpec & { rate: number }): Promise<LoadResult> 
       .request({ method: (req.method ?? 'GET') as 'GET', path: req.path ?? '/', headers: req.headers, body: req.body, headersTimeout: 10_000, bodyTimeout: 10_000 })
       .then(async (res) => {
         const text = await res.body.text();
-        latencies.push(performance.now() - scheduledAt);
-        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        const ms = performance.now() - scheduledAt;
+        for (const t of all) t.answered(res.statusCode, ms);
         generator.onResponse?.(res.statusCode, text, context, {});
       })
       .catch(() => {
-        failures += 1;
+        for (const t of all) t.failed();
       })
       .finally(() => inFlight.delete(done));
     inFlight.add(done);
@@ -125,15 +157,15 @@ async function runPaced(spec: LoadSpec & { rate: number }): Promise<LoadResult> 
   });
   await Promise.all([...inFlight]);
   const seconds = (performance.now() - start) / 1000;
+  for (const t of all) t.took(seconds);
   await pool.close();
-  return summarise(spec.connections, seconds, latencies, statuses, failures);
+  return own.result();
 }
 
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   if (spec.rate !== undefined) return runPaced({ ...spec, rate: spec.rate });
   const connections = spec.amount === undefined ? spec.connections : Math.max(1, Math.min(spec.connections, spec.amount));
-  const latencies = new Samples();
-  const statuses: Record<string, number> = {};
+  const { own, all } = talliesFor(spec, connections);
   let clients = 0;
 
   return new Promise((resolve, reject) => {
@@ -155,12 +187,16 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       (err, result) => {
         if (capTimer) clearTimeout(capTimer);
         if (err) return reject(err);
-        resolve(summarise(connections, (performance.now() - start) / 1000, latencies, statuses, result.errors + result.timeouts));
+        const seconds = (performance.now() - start) / 1000;
+        for (const t of all) {
+          t.took(seconds);
+          t.failed(result.errors + result.timeouts);
+        }
+        resolve(own.result());
       },
     );
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      latencies.push(ms);
+      for (const t of all) t.answered(status, ms);
     });
     // autocannon ignores the duration when an amount is set: the duration still ends the run.
     if (spec.amount !== undefined) capTimer = setTimeout(() => instance.stop(), spec.durationSec * 1000);

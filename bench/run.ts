@@ -11,7 +11,7 @@ import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
 import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
-import { runLoad, type LoadResult, type LoadSpec } from './load';
+import { LoadTally, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
 import { cpuMicros, ioCounters, peakConnections, rssMiB, type IoCounters } from './proc';
 import { summariseProfiles } from './profile';
@@ -139,40 +139,110 @@ interface Timed {
   wallet?: Child;
 }
 
-/** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
-async function measure(name: string, options: BenchOptions, timed: Timed, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
-  const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
+/** The CPU and system calls of a case's processes over its measured load. */
+interface Usage {
+  serverCpu: number;
+  walletCpu: number | null;
+  serverIo: IoCounters | null;
+  walletIo: IoCounters | null;
+}
+
+const NO_IO: IoCounters = { reads: 0, writes: 0, bytesRead: 0, bytesWritten: 0 };
+
+function ioDelta(before: IoCounters, after: IoCounters): IoCounters {
+  return {
+    reads: after.reads - before.reads,
+    writes: after.writes - before.writes,
+    bytesRead: after.bytesRead - before.bytesRead,
+    bytesWritten: after.bytesWritten - before.bytesWritten,
+  };
+}
+
+/** Runs `spec` for `durationSec`, adding the CPU and system calls of `timed` during it to `usage`. */
+async function timedLoad(timed: Timed, spec: Spec, durationSec: number, usage: Usage): Promise<LoadResult> {
   const serverBefore = cpuMicros(timed.server.pid);
   const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
   const serverIoBefore = ioCounters(timed.server.pid);
   const walletIoBefore = timed.wallet ? ioCounters(timed.wallet.pid) : undefined;
-  const result = await runLoad({ ...spec, durationSec: spec.durationSec ?? options.duration });
-  const cpu = cpuMicros(timed.server.pid) - serverBefore;
-  const walletCpu = timed.wallet ? cpuMicros(timed.wallet.pid) - walletBefore : null;
-  const io = (before: IoCounters | undefined, pid: number | undefined): CaseIo | null => {
-    if (before === undefined || pid === undefined || result.requests === 0) return null;
-    const after = ioCounters(pid);
-    const writes = after.writes - before.writes;
+  const result = await runLoad({ ...spec, durationSec });
+  usage.serverCpu += cpuMicros(timed.server.pid) - serverBefore;
+  if (timed.wallet) usage.walletCpu = (usage.walletCpu ?? 0) + cpuMicros(timed.wallet.pid) - walletBefore;
+  if (timed.server.pid !== undefined) usage.serverIo = sumIo(usage.serverIo, ioDelta(serverIoBefore, ioCounters(timed.server.pid)));
+  if (walletIoBefore !== undefined && timed.wallet?.pid !== undefined) usage.walletIo = sumIo(usage.walletIo, ioDelta(walletIoBefore, ioCounters(timed.wallet.pid)));
+  return result;
+}
+
+function sumIo(a: IoCounters | null, b: IoCounters): IoCounters {
+  const base = a ?? NO_IO;
+  return { reads: base.reads + b.reads, writes: base.writes + b.writes, bytesRead: base.bytesRead + b.bytesRead, bytesWritten: base.bytesWritten + b.bytesWritten };
+}
+
+/** Enters a measured case into the report: its load, the server's and the wallet's CPU and system calls per request. */
+function recordCase(name: string, timed: Timed, result: LoadResult, warmups: readonly LoadResult[], usage: Usage): void {
+  const io = (counters: IoCounters | null): CaseIo | null => {
+    if (counters === null || result.requests === 0) return null;
     return {
-      readsPerRequest: Math.round(((after.reads - before.reads) / result.requests) * 100) / 100,
-      writesPerRequest: Math.round((writes / result.requests) * 100) / 100,
-      bytesPerWrite: writes === 0 ? 0 : Math.round((after.bytesWritten - before.bytesWritten) / writes),
+      readsPerRequest: Math.round((counters.reads / result.requests) * 100) / 100,
+      writesPerRequest: Math.round((counters.writes / result.requests) * 100) / 100,
+      bytesPerWrite: counters.writes === 0 ? 0 : Math.round(counters.bytesWritten / counters.writes),
     };
   };
-  const serverIo = io(serverIoBefore, timed.server.pid);
-  const walletIo = io(walletIoBefore, timed.wallet?.pid);
   if (name.startsWith('gateway.')) {
-    for (const r of [warm, result]) {
+    for (const r of [...warmups, result]) {
       gatewayRequests += r.requests;
       if (/\.(bet|win)/.test(name)) gatewayRecords += Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
     }
   }
   const perRequest = (us: number | null): number | null => (us === null || result.requests === 0 ? null : Math.round(us / result.requests));
-  const serverCpuUsPerRequest = perRequest(cpu);
-  const walletCpuUsPerRequest = perRequest(walletCpu);
-  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, serverIo, walletIo };
+  const serverCpuUsPerRequest = perRequest(usage.serverCpu);
+  const walletCpuUsPerRequest = perRequest(usage.walletCpu);
+  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, serverIo: io(usage.serverIo), walletIo: io(usage.walletIo) };
   log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
+}
+
+const noUsage = (): Usage => ({ serverCpu: 0, walletCpu: null, serverIo: null, walletIo: null });
+
+/** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
+async function measure(name: string, options: BenchOptions, timed: Timed, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
+  const warm = await runLoad({ ...warmSpec, durationSec: options.warmup });
+  const usage = noUsage();
+  const result = await timedLoad(timed, spec, spec.durationSec ?? options.duration, usage);
+  recordCase(name, timed, result, [warm], usage);
   return result;
+}
+
+/** One of the cases measureAlternating() runs side by side. */
+interface AlternatingCase {
+  readonly name: string;
+  readonly timed: Timed;
+  readonly spec: Spec;
+  /** The wallet's port: its peak of established connections over the case's slices. */
+  readonly walletPort: number;
+}
+
+/**
+ * Cases that are compared with each other, measured in `slices` alternating slices (A B, B A, A B,
+ * …) after a warm-up each, so that the box's drift over the run falls on each alike instead of
+ * deciding their ratio. Each case's latencies, CPU and system calls are summed over its slices.
+ * Resolves to each case's peak of connections at its wallet.
+ */
+async function measureAlternating(options: BenchOptions, slices: number, pair: readonly AlternatingCase[]): Promise<number[]> {
+  const warmups: LoadResult[] = [];
+  for (const c of pair) warmups.push(await runLoad({ ...c.spec, durationSec: options.warmup }));
+  const tallies = pair.map((c) => new LoadTally(c.spec.connections));
+  const usages = pair.map(noUsage);
+  const peaks = pair.map(() => 0);
+  const sliceSec = options.duration / slices;
+  for (let slice = 0; slice < slices; slice += 1) {
+    const order = slice % 2 === 0 ? pair.map((_, i) => i) : pair.map((_, i) => pair.length - 1 - i);
+    for (const i of order) {
+      const c = pair[i]!;
+      const [, peak] = await peakConnections(c.walletPort, timedLoad(c.timed, { ...c.spec, tally: tallies[i] }, sliceSec, usages[i]!));
+      peaks[i] = Math.max(peaks[i]!, peak);
+    }
+  }
+  pair.forEach((c, i) => recordCase(c.name, c.timed, tallies[i]!.result(), [warmups[i]!], usages[i]!));
+  return peaks;
 }
 
 /** Splits the bets (debits) placed so far between a warm-up and the measured win (credit) run. */
@@ -503,37 +573,58 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
 
 // --- TLS: HTTP/1.1 and HTTP/2, and profile ---------------------------------------------------
 
+/** Alternating slices of the HTTP/1.1-over-TLS and HTTP/2 bet cases (see measureAlternating). */
+const TLS_SLICES = 6;
+
 /**
  * The bet case against a simulator behind TLS, twice: WALLET_HTTP2=false (HTTP/1.1 over TLS, the
  * WALLET_CONNECTIONS pool) and the default (HTTP/2 negotiated in ALPN), so HTTP/2 is compared with
- * HTTP/1.1 under the same TLS cost. Each gateway's launch calls prove the protocol at the simulator.
+ * HTTP/1.1 under the same TLS cost. Each gateway has a simulator of its own (the same program and
+ * settings), so each side's wallet connections and CPU are its own; the two cases run in
+ * alternating slices. Each gateway's launch calls prove the protocol at its simulator.
  */
 async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
   const { cert, key } = selfSignedCert();
   const files = { cert: join(tmp, 'cert.pem'), key: join(tmp, 'key.pem') };
   writeFileSync(files.cert, cert);
   writeFileSync(files.key, key, { mode: 0o600 });
-  const sim = await startSim(options, files);
   const variants = [
     { label: 'h1tls', http2: false, version: '1.1', name: 'HTTP/1.1 over TLS' },
     { label: 'h2', http2: true, version: '2.0', name: 'HTTP/2' },
   ] as const;
-  for (const v of variants) {
-    await clearSimCalls(sim);
-    const gateway = await startGateway(sim, redisUrl, options, v.label, [], { WALLET_HTTP2: String(v.http2) });
-    const sessions = await launchSessions(gateway, options.connections, v.label);
-    const versions = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=authenticate`)).text) as { calls: { httpVersion: string }[] }).calls;
-    const matching = versions.filter((c) => c.httpVersion === v.version).length;
-    if (matching !== versions.length) report.skipped.push(`${v.name} check: only ${matching} of ${versions.length} launch calls reached the simulator over HTTP ${v.version}`);
-    const [, peak] = await peakConnections(
-      sim.port,
-      measure(`gateway.bet.${v.label}`, options, { server: gateway.service, wallet: sim.service }, engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections)),
+  const sides: { sim: Sim; gateway: Gateway; sessions: string[] }[] = [];
+  const stops: (() => Promise<unknown>)[] = [];
+  try {
+    for (const v of variants) {
+      const sim = await startSim(options, files);
+      stops.push(() => sim.service.stop());
+      const gateway = await startGateway(sim, redisUrl, options, v.label, [], { WALLET_HTTP2: String(v.http2) });
+      stops.push(() => gateway.service.stop());
+      const sessions = await launchSessions(gateway, options.connections, v.label);
+      const versions = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=authenticate`)).text) as { calls: { httpVersion: string }[] }).calls;
+      const matching = versions.filter((c) => c.httpVersion === v.version).length;
+      if (matching !== versions.length) report.skipped.push(`${v.name} check: only ${matching} of ${versions.length} launch calls reached the simulator over HTTP ${v.version}`);
+      await clearSimCalls(sim);
+      sides.push({ sim, gateway, sessions });
+    }
+    const [h1Peak, h2Peak] = await measureAlternating(
+      options,
+      TLS_SLICES,
+      variants.map((v, i) => {
+        const { sim, gateway, sessions } = sides[i]!;
+        return {
+          name: `gateway.bet.${v.label}`,
+          timed: { server: gateway.service, wallet: sim.service },
+          spec: engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections),
+          walletPort: sim.port,
+        };
+      }),
     );
-    if (v.http2) report.walletConnections.http2 = peak;
-    else report.walletConnections.http1Tls = peak;
-    await gateway.service.stop();
+    report.walletConnections.http1Tls = h1Peak ?? 0;
+    report.walletConnections.http2 = h2Peak ?? 0;
+  } finally {
+    for (const stop of stops.reverse()) await stop();
   }
-  await sim.service.stop();
 }
 
 async function profileCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
