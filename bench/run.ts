@@ -149,12 +149,13 @@ interface Usage {
 
 const NO_IO: IoCounters = { reads: 0, writes: 0, bytesRead: 0, bytesWritten: 0 };
 
-function ioDelta(before: IoCounters, after: IoCounters): IoCounters {
+/** a + sign × b, counter by counter. */
+function addIo(a: IoCounters, b: IoCounters, sign: 1 | -1 = 1): IoCounters {
   return {
-    reads: after.reads - before.reads,
-    writes: after.writes - before.writes,
-    bytesRead: after.bytesRead - before.bytesRead,
-    bytesWritten: after.bytesWritten - before.bytesWritten,
+    reads: a.reads + sign * b.reads,
+    writes: a.writes + sign * b.writes,
+    bytesRead: a.bytesRead + sign * b.bytesRead,
+    bytesWritten: a.bytesWritten + sign * b.bytesWritten,
   };
 }
 
@@ -167,14 +168,9 @@ async function timedLoad(timed: Timed, spec: Spec, durationSec: number, usage: U
   const result = await runLoad({ ...spec, durationSec });
   usage.serverCpu += cpuMicros(timed.server.pid) - serverBefore;
   if (timed.wallet) usage.walletCpu = (usage.walletCpu ?? 0) + cpuMicros(timed.wallet.pid) - walletBefore;
-  if (timed.server.pid !== undefined) usage.serverIo = sumIo(usage.serverIo, ioDelta(serverIoBefore, ioCounters(timed.server.pid)));
-  if (walletIoBefore !== undefined && timed.wallet?.pid !== undefined) usage.walletIo = sumIo(usage.walletIo, ioDelta(walletIoBefore, ioCounters(timed.wallet.pid)));
+  if (timed.server.pid !== undefined) usage.serverIo = addIo(usage.serverIo ?? NO_IO, addIo(ioCounters(timed.server.pid), serverIoBefore, -1));
+  if (walletIoBefore !== undefined && timed.wallet?.pid !== undefined) usage.walletIo = addIo(usage.walletIo ?? NO_IO, addIo(ioCounters(timed.wallet.pid), walletIoBefore, -1));
   return result;
-}
-
-function sumIo(a: IoCounters | null, b: IoCounters): IoCounters {
-  const base = a ?? NO_IO;
-  return { reads: base.reads + b.reads, writes: base.writes + b.writes, bytesRead: base.bytesRead + b.bytesRead, bytesWritten: base.bytesWritten + b.bytesWritten };
 }
 
 /** Enters a measured case into the report: its load, the server's and the wallet's CPU and system calls per request. */
@@ -226,22 +222,22 @@ interface AlternatingCase {
  * deciding their ratio. Each case's latencies, CPU and system calls are summed over its slices.
  * Resolves to each case's peak of connections at its wallet.
  */
-async function measureAlternating(options: BenchOptions, slices: number, pair: readonly AlternatingCase[]): Promise<number[]> {
+async function measureAlternating(options: BenchOptions, slices: number, compared: readonly AlternatingCase[]): Promise<number[]> {
   const warmups: LoadResult[] = [];
-  for (const c of pair) warmups.push(await runLoad({ ...c.spec, durationSec: options.warmup }));
-  const tallies = pair.map((c) => new LoadTally(c.spec.connections));
-  const usages = pair.map(noUsage);
-  const peaks = pair.map(() => 0);
+  for (const c of compared) warmups.push(await runLoad({ ...c.spec, durationSec: options.warmup }));
+  const tallies = compared.map((c) => new LoadTally(c.spec.connections));
+  const usages = compared.map(noUsage);
+  const peaks = compared.map(() => 0);
   const sliceSec = options.duration / slices;
   for (let slice = 0; slice < slices; slice += 1) {
-    const order = slice % 2 === 0 ? pair.map((_, i) => i) : pair.map((_, i) => pair.length - 1 - i);
+    const order = slice % 2 === 0 ? compared.map((_, i) => i) : compared.map((_, i) => compared.length - 1 - i);
     for (const i of order) {
-      const c = pair[i]!;
+      const c = compared[i]!;
       const [, peak] = await peakConnections(c.walletPort, timedLoad(c.timed, { ...c.spec, tally: tallies[i] }, sliceSec, usages[i]!));
       peaks[i] = Math.max(peaks[i]!, peak);
     }
   }
-  pair.forEach((c, i) => recordCase(c.name, c.timed, tallies[i]!.result(), [warmups[i]!], usages[i]!));
+  compared.forEach((c, i) => recordCase(c.name, c.timed, tallies[i]!.result(), [warmups[i]!], usages[i]!));
   return peaks;
 }
 
