@@ -13,7 +13,8 @@ import { callsFor, newId, startHarness, type Harness, type Player } from '../sup
  * a real worker, Redis and the simulator: a win the wallet keeps refusing goes dead and holds its
  * token's terminate; the operator finds it on the overview, opens it, sees every attempt, resolves
  * it with a note, sees the audit entry, and the token's terminate then reaches the wallet.
- * Screenshots of each page go to test/artifacts/ and docs/images/.
+ * Screenshots of each page go to test/artifacts/; with UPDATE_DOCS_IMAGES=1 also to docs/images/
+ * (a plain `npm test` changes no tracked file).
  */
 jest.setTimeout(120_000);
 
@@ -43,6 +44,7 @@ async function shot(name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `console-${name}.png`);
   await page.screenshot({ path, fullPage: true });
+  if (process.env.UPDATE_DOCS_IMAGES !== '1') return;
   mkdirSync(DOCS_IMAGES, { recursive: true });
   copyFileSync(path, join(DOCS_IMAGES, `console-${name}.png`));
 }
