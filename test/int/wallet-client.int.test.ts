@@ -12,6 +12,7 @@ import { encodeRequest, type SessionFields, type WalletCallEvent, type WalletCli
 import { hmacSigner } from '../../src/wallet/signer';
 import { selfSignedCert } from '../../src/lib/self-signed-cert';
 import { waitFor } from '../../src/lib/wait-for';
+import { TRANSPORTS } from '../support/transports';
 
 const USER = 'gateway-test';
 const PASSWORD = 'test-password';
@@ -76,10 +77,7 @@ function watchRequestErrors(): { errors: { path: string; code: unknown }[]; stop
   return { errors, stop: () => unsubscribe('undici:request:error', listener) };
 }
 
-describe.each([
-  { label: 'HTTP/1.1', tls: false },
-  { label: 'HTTP/2 over TLS', tls: true },
-])('wallet client against the simulator over $label', ({ tls }) => {
+describe.each(TRANSPORTS)('wallet client against the simulator over $label', ({ tls }) => {
   let sim: RunningSimulator;
   let client: WalletClient;
   let events: WalletCallEvent[];

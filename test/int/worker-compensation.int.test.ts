@@ -4,24 +4,13 @@ import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
+import { TRANSPORTS } from '../support/transports';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
 
 let h: Harness;
 let player: Player;
 
-beforeAll(async () => {
-  // A short deadline for the inline debit that meets a hung answer.
-  h = await startHarness({ label: 'wcomp', env: { WALLET_TIMEOUT_MS: '400' } });
-  await h.startWorker();
-  player = await h.newPlayer();
-});
-
-afterEach(() => h.sim.faults.clear());
-
-afterAll(async () => {
-  await h.close();
-});
 
 const balance = () => h.sim.ledger.balanceOf(player.fields.player_id)!;
 
@@ -31,111 +20,126 @@ const debitSettled = (id: string) =>
     return record !== undefined && record.state !== 'compensating' ? record : undefined;
   }, 20_000);
 
-describe('debit compensation', () => {
-  it.each([Code.UnknownError, Code.InternalServiceError, Code.InternalServiceError13, Code.ClientError])(
-    'a debit refused with %i is rolled back; the wallet never applied it, so status ends it',
-    async (code) => {
+describe.each(TRANSPORTS)('over $label', ({ tls }) => {
+  beforeAll(async () => {
+    // A short deadline for the inline debit that meets a hung answer.
+    h = await startHarness({ label: 'wcomp', tls, env: { WALLET_TIMEOUT_MS: '400' } });
+    await h.startWorker();
+    player = await h.newPlayer();
+  });
+
+  afterEach(() => h.sim.faults.clear());
+
+  afterAll(async () => {
+    await h.close();
+  });
+
+  describe('debit compensation', () => {
+    it.each([Code.UnknownError, Code.InternalServiceError, Code.InternalServiceError13, Code.ClientError])(
+      'a debit refused with %i is rolled back; the wallet never applied it, so status ends it',
+      async (code) => {
+        const start = balance();
+        h.sim.faults.failNext('debit', 1, code);
+        const { debit, compensationId } = await h.refusedDebit(player);
+        expect(compensationId).toBe(compensationTransactionId(debit.transactionId));
+
+        const settled = await debitSettled(debit.transactionId);
+        expect(settled.state).toBe('compensated');
+        // No debit at the wallet: the rollback answers 34 four times, then status says "not applied".
+        const compensation = (await h.store.get(compensationId))!;
+        expect(compensation).toMatchObject({ state: 'failed', attempts: 4, lastWalletCode: Code.TransactionNotFound });
+        expect(compensation.note).toMatch(/never applied/);
+        const rollbacks = callsFor(h.sim, compensationId, 'rollback');
+        expect(rollbacks).toHaveLength(4);
+        expect(new Set(rollbacks.map((c) => c.rawBody)).size).toBe(1);
+        expect(rollbacks[0]!.body).toMatchObject({ reference_transaction_id: debit.transactionId, round_closed: true, amount: debit.amount });
+        const status = callsFor(h.sim, debit.transactionId, 'status');
+        expect(status).toHaveLength(1);
+        expect(status[0]!.body).toMatchObject({ action: 'debit', amount: debit.amount, round_id: debit.walletRoundId });
+        expect(balance()).toBe(start);
+      },
+      20_000,
+    );
+
+    it('a debit applied at the wallet whose answer hung is rolled back: the balance ends where it started', async () => {
       const start = balance();
-      h.sim.faults.failNext('debit', 1, code);
-      const { debit, compensationId } = await h.refusedDebit(player);
-      expect(compensationId).toBe(compensationTransactionId(debit.transactionId));
+      h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+      const { debit, compensationId, outcome } = await h.refusedDebit(player);
+      expect(outcome.kind).toBe('unknown');
+      expect(h.sim.ledger.appliedCount(debit.transactionId)).toBe(1);
 
-      const settled = await debitSettled(debit.transactionId);
-      expect(settled.state).toBe('compensated');
-      // No debit at the wallet: the rollback answers 34 four times, then status says "not applied".
-      const compensation = (await h.store.get(compensationId))!;
-      expect(compensation).toMatchObject({ state: 'failed', attempts: 4, lastWalletCode: Code.TransactionNotFound });
-      expect(compensation.note).toMatch(/never applied/);
-      const rollbacks = callsFor(h.sim, compensationId, 'rollback');
-      expect(rollbacks).toHaveLength(4);
-      expect(new Set(rollbacks.map((c) => c.rawBody)).size).toBe(1);
-      expect(rollbacks[0]!.body).toMatchObject({ reference_transaction_id: debit.transactionId, round_closed: true, amount: debit.amount });
-      const status = callsFor(h.sim, debit.transactionId, 'status');
-      expect(status).toHaveLength(1);
-      expect(status[0]!.body).toMatchObject({ action: 'debit', amount: debit.amount, round_id: debit.walletRoundId });
+      expect((await debitSettled(debit.transactionId)).state).toBe('compensated');
+      expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 1, lastWalletCode: Code.Success });
+      expect(h.sim.ledger.appliedCount(compensationId)).toBe(1);
       expect(balance()).toBe(start);
-    },
-    20_000,
-  );
-
-  it('a debit applied at the wallet whose answer hung is rolled back: the balance ends where it started', async () => {
-    const start = balance();
-    h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-    const { debit, compensationId, outcome } = await h.refusedDebit(player);
-    expect(outcome.kind).toBe('unknown');
-    expect(h.sim.ledger.appliedCount(debit.transactionId)).toBe(1);
-
-    expect((await debitSettled(debit.transactionId)).state).toBe('compensated');
-    expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 1, lastWalletCode: Code.Success });
-    expect(h.sim.ledger.appliedCount(compensationId)).toBe(1);
-    expect(balance()).toBe(start);
-  });
-
-  it('a debit whose connection was reset after it applied is rolled back, retrying the same rollback id', async () => {
-    const start = balance();
-    h.sim.faults.applyThenDrop('debit', 1, { mode: 'reset' });
-    h.sim.faults.failNext('rollback', 2, Code.InternalServiceError);
-    const { debit, compensationId } = await h.refusedDebit(player);
-
-    expect((await debitSettled(debit.transactionId)).state).toBe('compensated');
-    expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 3, history: [12, 12, 1] });
-    const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === debit.transactionId);
-    expect(rollbacks.map((c) => c.transactionId)).toEqual([compensationId, compensationId, compensationId]);
-    expect(balance()).toBe(start);
-  });
-
-  it('an engine refund of the same bet and the compensation never reach the wallet as two rollbacks', async () => {
-    const start = balance();
-    // The bet is claimed and its answer is lost (applied at the wallet) ...
-    const debitId = `b-${randomUUID().slice(0, 30)}`;
-    const roundId = randomUUID();
-    const common = { ...player.fields, amount: '10.00', round_id: roundId };
-    const debitRecord = {
-      transactionId: debitId,
-      kind: 'debit' as const,
-      sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
-      playerId: player.fields.player_id,
-      siteId: player.fields.site_id,
-      roundId,
-      walletRoundId: roundId,
-      amount: '10.00',
-      currency: 'EUR',
-      roundClosed: false,
-      referenceTransactionId: null,
-      bodyHash: `hash-${debitId}`,
-      walletOperation: 'debit' as const,
-      walletBody: encodeRequest('debit', { ...common, transaction_id: debitId, round_closed: false }),
-      isCompensation: false,
-      createdAt: Date.now(),
-    };
-    expect(await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: '1000.00' });
-    h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-    const lost = await h.wallet.send('debit', debitRecord.walletBody);
-    expect(lost.kind).toBe('unknown');
-
-    // ... meanwhile the engine refunds that bet, and the refund goes through.
-    const bet = (await h.store.get(debitId))!;
-    const refundId = newId('rollback');
-    await h.settleInline(player, 'rollback', bet, { id: refundId });
-    expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
-
-    // The debit's compensation is linked to the refund instead of sending a second rollback.
-    const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
-    if (next.kind !== 'compensate') throw new Error('expected compensate');
-    const started = await h.store.beginCompensation({
-      debit: bet,
-      error: next.error,
-      ...next.progress,
-      compensation: compensationFor(bet, Date.now()),
-      leaseUntil: Date.now() + 10_000,
     });
-    expect(started).toEqual({ kind: 'linked', compensationId: refundId });
-    await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
 
-    expect((await debitSettled(debitId)).state).toBe('compensated');
-    const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === debitId);
-    expect(rollbacks.map((c) => c.transactionId)).toEqual([refundId]);
-    expect(h.sim.ledger.appliedCount(compensationTransactionId(debitId))).toBe(0);
-    expect(balance()).toBe(start);
+    it('a debit whose connection was reset after it applied is rolled back, retrying the same rollback id', async () => {
+      const start = balance();
+      h.sim.faults.applyThenDrop('debit', 1, { mode: 'reset' });
+      h.sim.faults.failNext('rollback', 2, Code.InternalServiceError);
+      const { debit, compensationId } = await h.refusedDebit(player);
+
+      expect((await debitSettled(debit.transactionId)).state).toBe('compensated');
+      expect(await h.store.get(compensationId)).toMatchObject({ state: 'succeeded', attempts: 3, history: [12, 12, 1] });
+      const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === debit.transactionId);
+      expect(rollbacks.map((c) => c.transactionId)).toEqual([compensationId, compensationId, compensationId]);
+      expect(balance()).toBe(start);
+    });
+
+    it('an engine refund of the same bet and the compensation never reach the wallet as two rollbacks', async () => {
+      const start = balance();
+      // The bet is claimed and its answer is lost (applied at the wallet) ...
+      const debitId = `b-${randomUUID().slice(0, 30)}`;
+      const roundId = randomUUID();
+      const common = { ...player.fields, amount: '10.00', round_id: roundId };
+      const debitRecord = {
+        transactionId: debitId,
+        kind: 'debit' as const,
+        sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
+        playerId: player.fields.player_id,
+        siteId: player.fields.site_id,
+        roundId,
+        walletRoundId: roundId,
+        amount: '10.00',
+        currency: 'EUR',
+        roundClosed: false,
+        referenceTransactionId: null,
+        bodyHash: `hash-${debitId}`,
+        walletOperation: 'debit' as const,
+        walletBody: encodeRequest('debit', { ...common, transaction_id: debitId, round_closed: false }),
+        isCompensation: false,
+        createdAt: Date.now(),
+      };
+      expect(await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: '1000.00' });
+      h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+      const lost = await h.wallet.send('debit', debitRecord.walletBody);
+      expect(lost.kind).toBe('unknown');
+
+      // ... meanwhile the engine refunds that bet, and the refund goes through.
+      const bet = (await h.store.get(debitId))!;
+      const refundId = newId('rollback');
+      await h.settleInline(player, 'rollback', bet, { id: refundId });
+      expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
+
+      // The debit's compensation is linked to the refund instead of sending a second rollback.
+      const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+      if (next.kind !== 'compensate') throw new Error('expected compensate');
+      const started = await h.store.beginCompensation({
+        debit: bet,
+        error: next.error,
+        ...next.progress,
+        compensation: compensationFor(bet, Date.now()),
+        leaseUntil: Date.now() + 10_000,
+      });
+      expect(started).toEqual({ kind: 'linked', compensationId: refundId });
+      await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
+
+      expect((await debitSettled(debitId)).state).toBe('compensated');
+      const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === debitId);
+      expect(rollbacks.map((c) => c.transactionId)).toEqual([refundId]);
+      expect(h.sim.ledger.appliedCount(compensationTransactionId(debitId))).toBe(0);
+      expect(balance()).toBe(start);
+    });
   });
 });

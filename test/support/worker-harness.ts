@@ -5,6 +5,7 @@ import { afterInlineAttempt } from '../../src/duties/settlement';
 import { compensationFor } from '../../src/duties/compensation';
 import { createClosers, startWith, type Closers } from '../../src/lib/lifecycle';
 import { toMinor } from '../../src/lib/money';
+import { selfSignedCert } from '../../src/lib/self-signed-cert';
 import { waitFor } from '../../src/lib/wait-for';
 import { startGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
@@ -32,6 +33,8 @@ export const PROVIDER_ID = '42';
 export interface HarnessOptions {
   label: string;
   env?: Record<string, string>;
+  /** The simulator behind TLS (a throwaway certificate): the gateway and the workers then talk HTTP/2 to it. */
+  tls?: boolean;
 }
 
 export interface Player {
@@ -87,7 +90,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
 async function openHarness(options: HarnessOptions, closers: Closers): Promise<Harness> {
   const prefix = testPrefix(options.label);
-  const sim = await startSimulator({ basicUser: WALLET_USER, basicPassword: WALLET_PASSWORD, signingSecret: WALLET_SECRET });
+  const sim = await startSimulator({
+    basicUser: WALLET_USER,
+    basicPassword: WALLET_PASSWORD,
+    signingSecret: WALLET_SECRET,
+    ...(options.tls ? { tls: selfSignedCert() } : {}),
+  });
   closers.defer('simulator', () => sim.close());
   closers.defer('prefix', () => deletePrefix(prefix));
   const env: Record<string, string> = {
@@ -103,6 +111,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
     SWEEP_INTERVAL_MS: '60000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     WORKER_CONCURRENCY: '20',
+    ...(options.tls ? { WALLET_TLS_INSECURE: 'true' } : {}),
     ...options.env,
   };
   const config = (overrides: Record<string, string> = {}): WorkerConfig => loadWorkerConfig({ ...env, ...overrides });
