@@ -101,7 +101,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
         sendHttp1(paths[op], body, signature, exchange);
         return;
       }
-      http2.send(paths[op], { 'content-type': 'application/json', accept: 'application/json', authorization, 'x-request-signature': signature }, body, exchange).then(
+      http2.send(paths[op], requestHeaders(signature), body, exchange).then(
         (via) => {
           if (via === 'http/1.1') sendHttp1(paths[op], body, signature, exchange);
         },
@@ -110,21 +110,13 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     });
   }
 
+  /** The headers of every wallet request, over either protocol. */
+  function requestHeaders(signature: string): Record<string, string> {
+    return { 'content-type': 'application/json', accept: 'application/json', authorization, 'x-request-signature': signature };
+  }
+
   function sendHttp1(path: string, body: string, signature: string, exchange: Exchange): void {
-    pool.dispatch(
-      {
-        path,
-        method: 'POST',
-        headers: [
-          'content-type', 'application/json',
-          'accept', 'application/json',
-          'authorization', authorization,
-          'x-request-signature', signature,
-        ],
-        body,
-      },
-      exchange,
-    );
+    pool.dispatch({ path, method: 'POST', headers: requestHeaders(signature), body }, exchange);
   }
 
   async function health(signal: AbortSignal): Promise<{ kind: WalletOutcome['kind']; httpStatus: number | null; detail: string }> {
@@ -190,8 +182,9 @@ interface Attempt {
 }
 
 /**
- * One wallet request on undici's dispatch API, settled once: by the answer, by a transport error or
- * by the deadline, whichever comes first; whatever undici reports after that is ignored.
+ * One wallet request, settled once: by the answer, by a transport error or by the deadline,
+ * whichever comes first; whatever the transport reports after that is ignored. The HTTP/1.1 pool
+ * (undici's dispatch API) and the HTTP/2 transport call the same handler methods.
  *
  * It implements the onConnect/onHeaders/onData/onComplete/onError handler methods because those are
  * what undici 7's core calls; a handler with the newer onRequestStart/onResponse* methods is wrapped
