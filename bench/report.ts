@@ -21,7 +21,14 @@ export interface BenchReport {
     gatewayRssBeforeMiB?: { pid: number; mib: number }[];
     gatewayRssAfterMiB?: { pid: number; mib: number }[];
     gatewayRequestsServed?: number;
-    redisBytesPerRecord?: { usedMemoryDelta: number; records: number; perRecord: number; sampledTxKeyBytes: number | null };
+    redisBytesPerRecord?: {
+      usedMemoryDelta: number;
+      records: number;
+      perRecord: number;
+      sampledTxKeyBytes: number | null;
+      /** `MEMORY USAGE` of every key of the gateway's prefix, by kind, after the bet and win cases. */
+      byKind?: Record<string, { keys: number; bytes: number }>;
+    };
     /** --endurance: RSS of every gateway process after each tenth of the requests. */
     endurance?: { requests: number; seconds: number; errors: number; samples: { requests: number; rssMiB: { pid: number; mib: number }[] }[] };
   };
@@ -239,6 +246,10 @@ export function render(r: BenchReport): string {
   if (redis) {
     other.push([`Redis bytes per record (used_memory delta / ${redis.records} records)`, show(redis.perRecord, 0)]);
     other.push(['Redis bytes per tx key (MEMORY USAGE, sampled)', show(redis.sampledTxKeyBytes, 0)]);
+    const kinds = Object.entries(redis.byKind ?? {}).sort(([, a], [, b]) => b.bytes - a.bytes);
+    for (const [kind, { keys, bytes }] of kinds.slice(0, 4)) {
+      other.push([`  of which ${kind} keys (${keys}, MEMORY USAGE) per record`, show(redis.records === 0 ? null : bytes / redis.records, 0)]);
+    }
   }
   out.push(table(['other', 'value'], other));
   out.push('');

@@ -404,6 +404,32 @@ async function sampledTxKeyBytes(redisUrl: string, prefix: string, ids: string[]
   }
 }
 
+/**
+ * Redis memory of the prefix's keys by kind (the segment after the prefix: tx, round, tx-time…),
+ * `MEMORY USAGE` summed over every key: where a record's bytes go.
+ */
+async function keyBytesByKind(redisUrl: string, prefix: string): Promise<Record<string, { keys: number; bytes: number }>> {
+  const redis = new Redis(redisUrl);
+  try {
+    const out: Record<string, { keys: number; bytes: number }> = {};
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      const sizes = await Promise.all(keys.map((k) => redis.memory('USAGE', k, 'SAMPLES', 0) as Promise<number | null>));
+      keys.forEach((key, i) => {
+        const kind = key.slice(prefix.length + 1).split(':')[0] ?? '';
+        const entry = (out[kind] ??= { keys: 0, bytes: 0 });
+        entry.keys += 1;
+        entry.bytes += sizes[i] ?? 0;
+      });
+    } while (cursor !== '0');
+    return out;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 interface GatewayRun {
   gateway: Gateway;
   sessions: string[];
@@ -436,6 +462,7 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
     records: gatewayRecords,
     perRecord: gatewayRecords === 0 ? 0 : Math.round((memoryAfter - memoryBefore) / gatewayRecords),
     sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, gateway.prefix, sample.map((b) => b.transactionId)),
+    byKind: await keyBytesByKind(redisUrl, gateway.prefix),
   };
 
   await measure(`gateway.bet@${options.lowConnections}`, options, { server: gateway.service, wallet: sim.service }, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
