@@ -251,6 +251,29 @@ describe('transaction store', () => {
     }
   });
 
+  it('stores no empty value and no false flag: an update to empty deletes the field, and a record in the earlier format reads the same', async () => {
+    const key = keysFor(prefix).transaction('b-absent');
+    expect((await claim(tx('debit', 'b-absent', 'r-absent', { roundClosed: false }))).kind).toBe('claimed');
+    const stored = await redis.hgetall(key);
+    for (const field of ['reference_id', 'round_closed', 'is_compensation', 'deferred', 'queued', 'history', 'error']) expect(stored).not.toHaveProperty(field);
+    expect(stored).toMatchObject({ attempts: '0', in_round: '0' });
+    const fresh = (await txs.get('b-absent'))!;
+    expect(fresh).toMatchObject({ referenceTransactionId: null, roundClosed: false, isCompensation: false, deferred: false, queued: false, history: [], error: null });
+
+    await txs.settle(fresh, { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 2, history: [2], error: codedError('WALLET_UNAVAILABLE', { message: 'Unknown error' }), queued: true, nextCheckAt: now });
+    expect(await redis.hmget(key, 'last_code', 'error', 'queued')).toEqual(['2', expect.stringContaining('Unknown error'), '1']);
+    await txs.settle((await txs.get('b-absent'))!, { state: 'pending', expect: ['pending'], lastWalletCode: null, error: null, queued: false, nextCheckAt: now });
+    expect(await redis.hmget(key, 'last_code', 'error', 'queued')).toEqual([null, null, null]);
+    const cleared = (await txs.get('b-absent'))!;
+    expect(cleared).toMatchObject({ lastWalletCode: null, error: null, queued: false, attempts: 1, history: [2] });
+
+    // Written by an earlier version: empty values and '0' flags stored. Decoded alike, settled alike.
+    await redis.hset(key, 'reference_id', '', 'round_closed', '0', 'is_compensation', '0', 'deferred', '0', 'queued', '0', 'error', '', 'last_code', '', 'note', '');
+    expect(await txs.get('b-absent')).toEqual(cleared);
+    expect(await txs.settle(cleared, { state: 'succeeded', expect: ['pending'], attempts: 2, lastWalletCode: 1, history: [2, 1], error: null, balance: '95.00' })).toBe(true);
+    expect(await redis.hmget(key, 'state', 'error', 'last_code')).toEqual(['succeeded', null, '1']);
+  });
+
   it('runs its scripts again after Redis forgot them (SCRIPT FLUSH, a restart)', async () => {
     await redis.script('FLUSH');
     expect(await claim(tx('debit', 'b-flush', 'r-flush'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });

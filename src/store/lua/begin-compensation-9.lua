@@ -24,7 +24,7 @@
     ARGV[6] the compensation's created at (ms)
     ARGV[7] how many of the player's recent records are kept
     ARGV[8] n: how many of the following arguments are the debit's field/value pairs
-    ARGV[9 .. 8+n] the debit's field/value pairs
+    ARGV[9 .. 8+n] the debit's field/value pairs (an empty value deletes the field)
     ARGV[9+n ..]   the compensation's field/value pairs
 
   Output:
@@ -40,6 +40,7 @@ local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 
 --- @include "includes/pending-index"
 --- @include "includes/record-indexes"
+--- @include "includes/set-fields"
 
 local state = redis.call('HGET', debitKey, 'state')
 if state ~= expectedState then return {'not_pending', state or ''} end
@@ -53,7 +54,7 @@ if not late and rollback and rollback ~= compId and bet == debitId then
   compId = rollback
   result = 'linked'
 end
-redis.call('HSET', debitKey, unpack(ARGV, FIRST_DEBIT_FIELD, firstCompField - 1))
+setFields(debitKey, ARGV, FIRST_DEBIT_FIELD, firstCompField - 1)
 redis.call('HSET', debitKey, 'state', 'compensating', 'compensation_id', compId)
 redis.call('PERSIST', debitKey)
 removePending(pendingKey, tokenPendingKey, debitId)

@@ -26,7 +26,7 @@
     ARGV[4] debit state ('' = leave the referenced debit alone)
     ARGV[5] audit stream cap (entries, approximate)
     ARGV[6] n: how many of the following arguments are the record's field/value pairs
-    ARGV[7 .. 6+n] the record's field/value pairs
+    ARGV[7 .. 6+n] the record's field/value pairs (an empty value deletes the field)
     ARGV[7+n ..]   the audit entry's field/value pairs
 
   Output:
@@ -44,11 +44,12 @@ local firstAuditField = FIRST_RECORD_FIELD + recordFieldCount
 --- @include "includes/drop-body"
 --- @include "includes/release-final"
 --- @include "includes/debit-state"
+--- @include "includes/set-fields"
 
 local state = redis.call('HGET', txKey, 'state')
 if state ~= 'dead' then return {'not_dead', state or ''} end
 
-redis.call('HSET', txKey, unpack(ARGV, FIRST_RECORD_FIELD, firstAuditField - 1))
+setFields(txKey, ARGV, FIRST_RECORD_FIELD, firstAuditField - 1)
 releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
 moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, '', '')
 redis.call('XADD', auditKey, 'MAXLEN', '~', auditCap, '*', unpack(ARGV, firstAuditField))

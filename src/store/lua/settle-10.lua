@@ -46,7 +46,7 @@
     [13]  the debit's first re-check (ms)
     [14]  the attempt this settle records, as an attempt-log entry ('' = none)
     [15]  the attempt log's cap (entries)
-    [16..] field/value pairs to set
+    [16..] field/value pairs to set (an empty value deletes the field)
 
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
@@ -64,6 +64,7 @@ local FIRST_FIELD = 16
 --- @include "includes/drop-body"
 --- @include "includes/release-final"
 --- @include "includes/debit-state"
+--- @include "includes/set-fields"
 
 local function logAttempt()
   if attempt == '' then return end
@@ -76,7 +77,7 @@ if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
 
-redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
+setFields(txKey, args, FIRST_FIELD, #args)
 if newState == 'dead' then
   redis.call('ZREM', pendingKey, id)
   redis.call('SADD', tokenPendingKey, id)
