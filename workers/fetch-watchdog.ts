@@ -10,7 +10,12 @@ import type { Logger } from '../src/observability/logger';
  * sweeper cannot help: the job is live, so it leaves it to the queue.
  *
  * Every `intervalMs` each slot is looked at: a Worker that started no job since the last look while
- * its queue holds waiting jobs gets a strike; two in a row and a new one is made in its place. The
+ * its queue holds due jobs gets a strike; two in a row and a new one is made in its place. Due is
+ * waiting, or delayed past its time by more than a look: a live Worker moves a delayed job to wait
+ * when its time comes, a stuck one never does, and most of this work waits in the delayed set (a
+ * retry's backoff, a held terminate, a watched debit's next re-check, the upkeep's next run). The
+ * cluster soak once ended with every shard's remaining work delayed and overdue for a minute, and
+ * no strike, while the watchdog counted waiting jobs only. The
  * old one is closed gracefully (it takes no new job; the jobs in hand finish and keep their locks)
  * and not awaited: a stuck fetch loop may never finish closing. Not while `mayRun()` says no (the
  * wallet circuit breaker holds the retry queues back on purpose). A queue read that has no answer
@@ -18,7 +23,7 @@ import type { Logger } from '../src/observability/logger';
  * wedged connection never stops the looks at the other slots.
  */
 export interface WorkerSlot {
-  readonly queue: Pick<Queue, 'getWaitingCount' | 'name'>;
+  readonly queue: Pick<Queue, 'getWaitingCount' | 'getDelayedCount' | 'name'>;
   /** Makes the slot's Worker (with its event listeners). */
   readonly make: () => Worker;
 }
@@ -32,7 +37,15 @@ export interface FetchWatchdog {
 
 const STRIKES = 2;
 
-export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { intervalMs: number; mayRun: () => boolean; logger: Logger }): FetchWatchdog {
+export interface FetchWatchdogOptions {
+  readonly intervalMs: number;
+  readonly mayRun: () => boolean;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+export function startFetchWatchdog(slots: readonly WorkerSlot[], options: FetchWatchdogOptions): FetchWatchdog {
+  const now = options.now ?? Date.now;
   const state = slots.map((slot) => {
     const s = { slot, worker: slot.make(), started: 0, seen: 0, strikes: 0 };
     s.worker.on('active', () => (s.started += 1));
@@ -44,13 +57,13 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
     for (const s of state) {
       const moved = s.started !== s.seen;
       s.seen = s.started;
-      if (moved || !options.mayRun() || ((await waitingWithin(s.slot.queue, options.intervalMs)) ?? 0) === 0) {
+      if (moved || !options.mayRun() || ((await dueWithin(s.slot.queue, options.intervalMs)) ?? 0) === 0) {
         s.strikes = 0;
         continue;
       }
       s.strikes += 1;
       if (s.strikes < STRIKES) continue;
-      options.logger.warn({ queue: s.slot.queue.name, waited_ms: STRIKES * options.intervalMs }, 'worker took no waiting job: replaced');
+      options.logger.warn({ queue: s.slot.queue.name, waited_ms: STRIKES * options.intervalMs }, 'worker took no due job: replaced');
       const old = s.worker;
       void old.close().catch(() => undefined);
       s.worker = s.slot.make();
@@ -59,16 +72,16 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: { inte
     }
   }
 
-  /** The queue's waiting count, or undefined when the read has no answer in time. */
-  async function waitingWithin(queue: WorkerSlot['queue'], ms: number): Promise<number | undefined> {
+  /** The queue's due jobs (waiting, or delayed past their time by more than `ms`), or undefined when the read has no answer in time. */
+  async function dueWithin(queue: WorkerSlot['queue'], ms: number): Promise<number | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-    const read = queue.getWaitingCount();
+    const read = Promise.all([queue.getWaitingCount(), queue.getDelayedCount(Math.floor(now() - ms))]).then(([waiting, overdue]) => waiting + overdue);
     read.catch(() => undefined);
     try {
-      const waiting = await Promise.race([read, late]);
-      if (waiting === undefined) options.logger.warn({ queue: queue.name, waited_ms: ms }, 'worker watchdog: the queue read had no answer in time');
-      return waiting;
+      const due = await Promise.race([read, late]);
+      if (due === undefined) options.logger.warn({ queue: queue.name, waited_ms: ms }, 'worker watchdog: the queue read had no answer in time');
+      return due;
     } finally {
       clearTimeout(timer);
     }

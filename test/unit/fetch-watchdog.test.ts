@@ -17,12 +17,15 @@ class FakeWorker extends EventEmitter {
 const lines: string[] = [];
 const logger = createLogger({ level: 'warn', name: 't', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString('utf8')), cb()) }) });
 
-function slot(waiting: () => number) {
+/** A slot whose queue holds `waiting()` waiting jobs and delayed jobs due at `delayedDue()` (ms). */
+function slot(waiting: () => number, delayedDue: () => number[] = () => []) {
   const made: FakeWorker[] = [];
-  return {
-    made,
-    slot: { queue: { name: 'q', getWaitingCount: () => Promise.resolve(waiting()) }, make: () => (made.push(new FakeWorker()), made.at(-1) as unknown as Worker) },
+  const queue = {
+    name: 'q',
+    getWaitingCount: () => Promise.resolve(waiting()),
+    getDelayedCount: (before: number) => Promise.resolve(delayedDue().filter((at) => at < before).length),
   };
+  return { made, slot: { queue, make: () => (made.push(new FakeWorker()), made.at(-1) as unknown as Worker) } };
 }
 
 it('replaces a Worker that takes no job while its queue holds waiting ones, and closes the old one gracefully', async () => {
@@ -31,9 +34,22 @@ it('replaces a Worker that takes no job while its queue holds waiting ones, and 
   await waitFor('a second Worker', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
   expect(stuck.made[0]!.closedWith).toBe(false);
   expect(watchdog.workers()).toEqual([stuck.made.at(-1)]);
-  expect(lines.join('')).toContain('worker took no waiting job: replaced');
+  expect(lines.join('')).toContain('worker took no due job: replaced');
   await watchdog.close();
   expect(stuck.made.at(-1)!.closedWith).toBe(false);
+});
+
+it('replaces a Worker whose queue holds only delayed jobs past their time by more than a look, not one whose delayed jobs are not due yet', async () => {
+  let clock = 1_000_000;
+  const overdue = slot(() => 0, () => [clock - 500]);
+  const early = slot(() => 0, () => [clock - 5, clock + 60_000]);
+  const watchdog = startFetchWatchdog([overdue.slot, early.slot], { intervalMs: 20, mayRun: () => true, logger, now: () => (clock += 1) });
+  await waitFor('a second Worker for the overdue queue', () => overdue.made.length >= 2, 5000, { intervalMs: 5 });
+  // Many more looks: a job due within the last look is a live Worker's to take, not a strike.
+  const looked = clock;
+  await waitFor('twenty more looks', () => clock >= looked + 40, 5000, { intervalMs: 5 });
+  expect(early.made).toHaveLength(1);
+  await watchdog.close();
 });
 
 it('leaves alone a Worker that starts jobs, one with nothing waiting, and all while it may not run', async () => {
@@ -52,6 +68,7 @@ it('leaves alone a Worker that starts jobs, one with nothing waiting, and all wh
         ticks += 1;
         return Promise.resolve(0);
       },
+      getDelayedCount: () => Promise.resolve(0),
     },
     make: () => new FakeWorker() as unknown as Worker,
   };
@@ -63,7 +80,10 @@ it('leaves alone a Worker that starts jobs, one with nothing waiting, and all wh
 });
 
 it('gives up a queue read that never answers and goes on looking at the other slots', async () => {
-  const wedged = { queue: { name: 'wedged', getWaitingCount: () => new Promise<number>(() => undefined) }, make: () => new FakeWorker() as unknown as Worker };
+  const wedged = {
+    queue: { name: 'wedged', getWaitingCount: () => new Promise<number>(() => undefined), getDelayedCount: () => Promise.resolve(0) },
+    make: () => new FakeWorker() as unknown as Worker,
+  };
   const stuck = slot(() => 2);
   const watchdog = startFetchWatchdog([wedged, stuck.slot], { intervalMs: 20, mayRun: () => true, logger });
   await waitFor('the stuck slot replaced behind the wedged read', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
