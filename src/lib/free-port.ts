@@ -18,6 +18,22 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** Redis Cluster's bus port is the node's port plus this. */
+const CLUSTER_BUS_OFFSET = 10_000;
+
+/**
+ * A Redis Cluster node's port: the node also listens on port + 10000 (its cluster bus), so both
+ * must be free, and both below the ephemeral range too (a soak restarts a killed node on the same
+ * two ports). One seen failure: a node's bus port at 38066 was already taken.
+ */
+export async function freeClusterNodePort(): Promise<number> {
+  for (let tries = 0; ; tries += 1) {
+    const port = randomInt(FIRST, LAST - CLUSTER_BUS_OFFSET + 1);
+    if ((await canListen(port)) && (await canListen(port + CLUSTER_BUS_OFFSET))) return port;
+    if (tries >= 50) throw new Error(`no free port pair found in ${FIRST}–${LAST} after ${tries + 1} tries`);
+  }
+}
+
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();

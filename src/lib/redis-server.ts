@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { redisAnswers } from '../store/redis';
 import { Child, baseEnv } from './child';
-import { freePort } from './free-port';
+import { freeClusterNodePort, freePort } from './free-port';
 import { waitFor } from './wait-for';
 
 /**
@@ -67,7 +67,7 @@ export class RedisServer {
 
   /** Starts a redis-server and resolves once it answers PING. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(options.port ?? (await freePort()), options);
+    const server = new RedisServer(options.port ?? (options.cluster === undefined ? await freePort() : await freeClusterNodePort()), options);
     try {
       await server.start();
     } catch (err) {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
-import { freePort } from '../../src/lib/free-port';
+import { freeClusterNodePort, freePort } from '../../src/lib/free-port';
 import { Child } from '../../src/lib/child';
 import { RedisServer } from '../../src/lib/redis-server';
 import { waitFor } from '../../src/lib/wait-for';
@@ -130,5 +130,21 @@ describe('freePort', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  it("gives a cluster node a port whose bus port (+10000) is free too, both below the ephemeral range", async () => {
+    const held = await Promise.all(
+      Array.from({ length: 2 }, async () => {
+        const port = await freeClusterNodePort();
+        expect(port).toBeGreaterThanOrEqual(20_000);
+        expect(port + 10_000).toBeLessThan(32_768);
+        // Both ends listen: the node's own port and its bus port.
+        return Promise.all([port, port + 10_000].map((p) => new Promise<ReturnType<typeof createServer>>((resolve) => {
+          const server = createServer();
+          server.listen(p, '127.0.0.1', () => resolve(server));
+        })));
+      }),
+    );
+    for (const server of held.flat()) await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 });
