@@ -37,6 +37,12 @@ export interface FetchWatchdog {
 
 const STRIKES = 2;
 
+/** A queue's jobs a fetching Worker would have started by now. */
+interface Due {
+  readonly waiting: number;
+  readonly overdue: number;
+}
+
 export interface FetchWatchdogOptions {
   readonly intervalMs: number;
   readonly mayRun: () => boolean;
@@ -57,13 +63,14 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: FetchW
     for (const s of state) {
       const moved = s.started !== s.seen;
       s.seen = s.started;
-      if (moved || !options.mayRun() || ((await dueWithin(s.slot.queue, options.intervalMs)) ?? 0) === 0) {
+      const due = moved || !options.mayRun() ? undefined : await dueWithin(s.slot.queue, options.intervalMs);
+      if (due === undefined || due.waiting + due.overdue === 0) {
         s.strikes = 0;
         continue;
       }
       s.strikes += 1;
       if (s.strikes < STRIKES) continue;
-      options.logger.warn({ queue: s.slot.queue.name, waited_ms: STRIKES * options.intervalMs }, 'worker took no due job: replaced');
+      options.logger.warn({ queue: s.slot.queue.name, waited_ms: STRIKES * options.intervalMs, ...due }, 'worker took no due job: replaced');
       const old = s.worker;
       void old.close().catch(() => undefined);
       s.worker = s.slot.make();
@@ -72,11 +79,11 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: FetchW
     }
   }
 
-  /** The queue's due jobs (waiting, or delayed past their time by more than `ms`), or undefined when the read has no answer in time. */
-  async function dueWithin(queue: WorkerSlot['queue'], ms: number): Promise<number | undefined> {
+  /** The queue's due jobs (waiting; delayed past their time by more than `ms`), or undefined when the read has no answer in time. */
+  async function dueWithin(queue: WorkerSlot['queue'], ms: number): Promise<Due | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-    const read = Promise.all([queue.getWaitingCount(), queue.getDelayedCount(Math.floor(now() - ms))]).then(([waiting, overdue]) => waiting + overdue);
+    const read = Promise.all([queue.getWaitingCount(), queue.getDelayedCount(Math.floor(now() - ms))]).then(([waiting, overdue]): Due => ({ waiting, overdue }));
     read.catch(() => undefined);
     try {
       const due = await Promise.race([read, late]);

@@ -13,6 +13,8 @@ jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 // run ended with acknowledged work still pending. Up to two more runs, each failure logged, keep a
 // known upstream wedge from blocking every landing (session 6's CI saw two failures in a row, a
 // compensation and a terminate left waiting, that passed alone); three in a row fail the suite.
+// Session 7 found why those waited for good: the work was delayed, and the fetch watchdog counted
+// waiting jobs only (it now counts overdue delayed ones too: fetch-watchdog.int.test).
 jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 it('keeps every acknowledged win and compensation through two master failovers, keys on every master', async () => {

@@ -46,5 +46,6 @@ it("replaces a Worker that fetches nothing while its queue's only work is a dela
   await waitFor('the delayed job run by a new Worker', () => ran.includes('delayed-retry'), 15_000, { intervalMs: 20 });
   expect(made.length).toBeGreaterThanOrEqual(2);
   expect(await queue.getDelayedCount()).toBe(0);
-  expect(lines.join('')).toContain('worker took no due job: replaced');
+  const replaced = lines.map((l) => JSON.parse(l) as { msg: string; waiting?: number; overdue?: number }).find((l) => l.msg === 'worker took no due job: replaced');
+  expect(replaced).toMatchObject({ waiting: 0, overdue: 1 });
 });
