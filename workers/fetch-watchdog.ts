@@ -17,8 +17,10 @@ import type { Logger } from '../src/observability/logger';
  * cluster soak once ended with every shard's remaining work delayed and overdue for a minute, and
  * no strike, while the watchdog counted waiting jobs only. The
  * old one is closed gracefully (it takes no new job; the jobs in hand finish and keep their locks)
- * and not awaited: a stuck fetch loop may never finish closing. Not while `mayRun()` says no (the
- * wallet circuit breaker holds the retry queues back on purpose). A queue read that has no answer
+ * and not awaited: a stuck fetch loop may never finish closing. Not while the slot's `heldBack()`
+ * says its queue is held back on purpose (the wallet circuit breaker holds the retry queues back:
+ * no job starts there by design; the terminate and upkeep jobs still start, and a held terminate
+ * delays itself). A queue read that has no answer
  * within `intervalMs` is given up for that look (no strike: Redis may just be failing over), so one
  * wedged connection never stops the looks at the other slots.
  */
@@ -26,6 +28,8 @@ export interface WorkerSlot {
   readonly queue: Pick<Queue, 'getWaitingCount' | 'getDelayedCount' | 'name'>;
   /** Makes the slot's Worker (with its event listeners). */
   readonly make: () => Worker;
+  /** True while the queue is held back on purpose, so that no job starting is no strike. */
+  readonly heldBack?: () => boolean;
 }
 
 export interface FetchWatchdog {
@@ -45,7 +49,6 @@ interface Due {
 
 export interface FetchWatchdogOptions {
   readonly intervalMs: number;
-  readonly mayRun: () => boolean;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -63,7 +66,7 @@ export function startFetchWatchdog(slots: readonly WorkerSlot[], options: FetchW
     for (const s of state) {
       const moved = s.started !== s.seen;
       s.seen = s.started;
-      const due = moved || !options.mayRun() ? undefined : await dueWithin(s.slot.queue, options.intervalMs);
+      const due = moved || s.slot.heldBack?.() === true ? undefined : await dueWithin(s.slot.queue, options.intervalMs);
       if (due === undefined || due.waiting + due.overdue === 0) {
         s.strikes = 0;
         continue;

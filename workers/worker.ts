@@ -175,6 +175,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       return [
         {
           queue: queues.shards[shard]!.retry,
+          // The retry processor holds its queue back (queue.rateLimit) while the breaker is not closed.
+          heldBack: () => !breaker.allowsCalls(),
           make: () =>
             watched(
               new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
@@ -204,7 +206,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         ),
     },
   ];
-  const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, mayRun: () => breaker.allowsCalls(), logger });
+  const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, logger });
   // Graceful: the jobs in hand finish, no new one starts.
   closers.defer('workers', () => workers.close());
 

@@ -38,7 +38,7 @@ it("replaces a Worker that fetches nothing while its queue's only work is a dela
     made.push(worker);
     return worker;
   };
-  watchdog = startFetchWatchdog([{ queue, make }], { intervalMs: 250, mayRun: () => true, logger });
+  watchdog = startFetchWatchdog([{ queue, make }], { intervalMs: 250, logger });
   await made[0]!.waitUntilReady();
   await made[0]!.pause(true);
   await queue.add('retry', {}, { jobId: 'delayed-retry', delay: 50 });

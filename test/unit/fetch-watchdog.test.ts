@@ -30,7 +30,7 @@ function slot(waiting: () => number, delayedDue: () => number[] = () => []) {
 
 it('replaces a Worker that takes no job while its queue holds waiting ones, and closes the old one gracefully', async () => {
   const stuck = slot(() => 2);
-  const watchdog = startFetchWatchdog([stuck.slot], { intervalMs: 20, mayRun: () => true, logger });
+  const watchdog = startFetchWatchdog([stuck.slot], { intervalMs: 20, logger });
   await waitFor('a second Worker', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
   expect(stuck.made[0]!.closedWith).toBe(false);
   expect(watchdog.workers()).toEqual([stuck.made.at(-1)]);
@@ -43,7 +43,7 @@ it('replaces a Worker whose queue holds only delayed jobs past their time by mor
   let clock = 1_000_000;
   const overdue = slot(() => 0, () => [clock - 500]);
   const early = slot(() => 0, () => [clock - 5, clock + 60_000]);
-  const watchdog = startFetchWatchdog([overdue.slot, early.slot], { intervalMs: 20, mayRun: () => true, logger, now: () => (clock += 1) });
+  const watchdog = startFetchWatchdog([overdue.slot, early.slot], { intervalMs: 20, logger, now: () => (clock += 1) });
   await waitFor('a second Worker for the overdue queue', () => overdue.made.length >= 2, 5000, { intervalMs: 5 });
   // Many more looks: a job due within the last look is a live Worker's to take, not a strike.
   const looked = clock;
@@ -52,13 +52,13 @@ it('replaces a Worker whose queue holds only delayed jobs past their time by mor
   await watchdog.close();
 });
 
-it('leaves alone a Worker that starts jobs, one with nothing waiting, and all while it may not run', async () => {
+it('leaves alone a Worker that starts jobs, one with nothing due, and one whose queue is held back, while a stuck one beside them is replaced', async () => {
   let ticks = 0;
   const busy = slot(() => 2);
   const idle = slot(() => 0);
   const held = slot(() => 2);
-  const watchdog = startFetchWatchdog([busy.slot, idle.slot], { intervalMs: 10, mayRun: () => true, logger });
-  const heldWatchdog = startFetchWatchdog([held.slot], { intervalMs: 10, mayRun: () => false, logger });
+  const stuck = slot(() => 2);
+  const watchdog = startFetchWatchdog([busy.slot, idle.slot, { ...held.slot, heldBack: () => true }, stuck.slot], { intervalMs: 10, logger });
   const activity = setInterval(() => busy.made[0]!.emit('active'), 3);
   // Many looks' worth of time, counted on the idle slot's queue reads.
   const counted = {
@@ -72,11 +72,12 @@ it('leaves alone a Worker that starts jobs, one with nothing waiting, and all wh
     },
     make: () => new FakeWorker() as unknown as Worker,
   };
-  const counter = startFetchWatchdog([counted], { intervalMs: 10, mayRun: () => true, logger });
+  const counter = startFetchWatchdog([counted], { intervalMs: 10, logger });
   await waitFor('ten looks', () => ticks >= 10, 5000, { intervalMs: 5 });
   clearInterval(activity);
   expect([busy.made.length, idle.made.length, held.made.length]).toEqual([1, 1, 1]);
-  await Promise.all([watchdog.close(), heldWatchdog.close(), counter.close()]);
+  expect(stuck.made.length).toBeGreaterThanOrEqual(2);
+  await Promise.all([watchdog.close(), counter.close()]);
 });
 
 it('gives up a queue read that never answers and goes on looking at the other slots', async () => {
@@ -85,7 +86,7 @@ it('gives up a queue read that never answers and goes on looking at the other sl
     make: () => new FakeWorker() as unknown as Worker,
   };
   const stuck = slot(() => 2);
-  const watchdog = startFetchWatchdog([wedged, stuck.slot], { intervalMs: 20, mayRun: () => true, logger });
+  const watchdog = startFetchWatchdog([wedged, stuck.slot], { intervalMs: 20, logger });
   await waitFor('the stuck slot replaced behind the wedged read', () => stuck.made.length >= 2, 5000, { intervalMs: 5 });
   expect(lines.join('')).toContain('the queue read had no answer in time');
   await watchdog.close();
