@@ -17,6 +17,7 @@ const logger = createLogger({ level: 'warn', name: 't', destination: new Writabl
 let connection: Redis;
 let queue: Queue;
 let watchdog: FetchWatchdog | undefined;
+const made: Worker[] = [];
 
 beforeAll(() => {
   connection = createRedis(redisUrl(), { forBullmq: true });
@@ -25,13 +26,14 @@ beforeAll(() => {
 
 afterAll(async () => {
   await watchdog?.close();
+  // The replaced Worker too: the watchdog closes it without waiting.
+  await Promise.all(made.map((w) => w.close()));
   await queue.close();
   await closeRedis(connection);
   await deletePrefix(prefix);
 });
 
 it("replaces a Worker that fetches nothing while its queue's only work is a delayed job past its time, and the new Worker runs it", async () => {
-  const made: Worker[] = [];
   const ran: string[] = [];
   const make = (): Worker => {
     const worker = new Worker('q', async (job) => void ran.push(job.id ?? ''), { connection, prefix });
