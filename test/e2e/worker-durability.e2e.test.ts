@@ -37,10 +37,7 @@ afterAll(async () => {
 
 describe('worker processes', () => {
   it('a worker SIGKILLed while a credit waits between retries: another worker finishes it, credited once', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 3, Code.InternalServiceError, { transactionId: creditId }));
 
     const first = await worker();
     // Its first retry went out and was answered 12; the job now waits in Redis for retry 2.
@@ -55,12 +52,11 @@ describe('worker processes', () => {
   }, 60_000);
 
   it('a worker SIGKILLed in the middle of a wallet call: the stalled job is taken up again, credited once', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    // The worker's call applies at the wallet and its answer never comes back.
-    h.sim.faults.applyThenDrop('credit', 1, { mode: 'hang', transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => {
+      h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: creditId });
+      // The worker's call applies at the wallet and its answer never comes back.
+      h.sim.faults.applyThenDrop('credit', 1, { mode: 'hang', transactionId: creditId });
+    });
 
     const first = await worker({ WALLET_TIMEOUT_MS: '1500' });
     await waitFor('worker call applied', async () => callsFor(h.sim, id).some((c) => c.applied));
@@ -96,11 +92,10 @@ describe('worker processes', () => {
   }, 60_000);
 
   it('SIGTERM: the job in hand finishes, then the worker exits cleanly', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    h.sim.faults.latency('credit', 800);
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => {
+      h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: creditId });
+      h.sim.faults.latency('credit', 800);
+    });
 
     const child = await worker();
     await waitFor('worker call started', async () => callsFor(h.sim, id).length === 2);
@@ -120,11 +115,10 @@ describe('worker processes', () => {
     for (const ghost of ghosts) setup.hset(keys.transaction(ghost), ...filler);
     setup.zadd(pending, ...ghosts.flatMap((ghost) => [0, ghost]));
     await setup.exec();
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    h.sim.faults.latency('credit', 800);
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => {
+      h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: creditId });
+      h.sim.faults.latency('credit', 800);
+    });
     try {
       // Not startWorkerProcess: the signal goes as soon as the job's call is out, start finished or not.
       const child = await spawnEntry('workers/main.ts', { ...h.env, LOG_LEVEL: 'info' });

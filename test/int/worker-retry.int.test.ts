@@ -60,10 +60,7 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
     });
 
     it('stops after 3 retries caused by 34: exactly 4 attempts, then dead and listed', async () => {
-      const bet = await h.bet(player);
-      const id = newId('credit');
-      h.sim.faults.failNext('credit', 50, Code.TransactionNotFound, { transactionId: id });
-      await h.settleInline(player, 'credit', bet, { id });
+      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 50, Code.TransactionNotFound, { transactionId: creditId }));
 
       const record = await settled(id);
       expect(record).toMatchObject({ state: 'dead', attempts: 4, lastWalletCode: Code.TransactionNotFound });
@@ -79,10 +76,7 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
     });
 
     it('stops after 10 retries of 12: exactly 11 attempts, then dead', async () => {
-      const bet = await h.bet(player);
-      const id = newId('credit');
-      h.sim.faults.failNext('credit', 50, Code.InternalServiceError, { transactionId: id });
-      await h.settleInline(player, 'credit', bet, { id });
+      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 50, Code.InternalServiceError, { transactionId: creditId }));
 
       const record = await settled(id);
       expect(record).toMatchObject({ state: 'dead', attempts: 11, lastWalletCode: Code.InternalServiceError });
@@ -109,11 +103,10 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
     });
 
     it('counts an unknown outcome (a reset connection) as a retry and resends the same bytes', async () => {
-      const bet = await h.bet(player);
-      const id = newId('credit');
-      h.sim.faults.failNext('credit', 1, Code.ConcurrentRequest, { transactionId: id });
-      h.sim.faults.applyThenDrop('credit', 1, { mode: 'reset', transactionId: id });
-      await h.settleInline(player, 'credit', bet, { id });
+      const { id } = await h.winAfter(player, (creditId) => {
+        h.sim.faults.failNext('credit', 1, Code.ConcurrentRequest, { transactionId: creditId });
+        h.sim.faults.applyThenDrop('credit', 1, { mode: 'reset', transactionId: creditId });
+      });
 
       const record = await settled(id);
       expect(record).toMatchObject({ state: 'succeeded', attempts: 3, history: [Code.ConcurrentRequest, 'unknown', Code.Success] });
@@ -142,10 +135,7 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
     });
 
     it('a second enqueue of the same transaction makes no second job', async () => {
-      const bet = await h.bet(player);
-      const id = newId('credit');
-      h.sim.faults.failNext('credit', 2, Code.UserOffline, { transactionId: id });
-      await h.settleInline(player, 'credit', bet, { id });
+      const { bet, id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 2, Code.UserOffline, { transactionId: creditId }));
       await h.duties.enqueueRetry({ ...bet, transactionId: id }, 0);
       await h.duties.enqueueRetry({ ...bet, transactionId: id }, 0);
 

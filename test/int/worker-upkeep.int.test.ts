@@ -100,10 +100,7 @@ describe('sweeper', () => {
 
   /** A credit whose inline attempt got code 12, with its retry job taken away. */
   async function pendingCreditWithoutJob() {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: creditId }));
     await h.duties.queues.shards[0]!.retry.remove(retryJobId(id));
     return { id, record: (await h.store.get(id))! };
   }
@@ -183,10 +180,7 @@ describe('sweeper', () => {
 
 describe('redrive', () => {
   it('drives a dead credit again with a fresh budget, past the failed job of the same id', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: creditId }));
     await h.inState(id, 'dead');
     // The record is dead before BullMQ has moved the job from active to failed.
     await waitFor(`${id} job failed`, async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))) === 'failed', 5000);
@@ -249,10 +243,7 @@ describe('dead-check', () => {
   });
 
   it('leaves dead records older than the window alone', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: creditId }));
     await h.inState(id, 'dead');
     const old = (extraWorker = await h.startWorker({ DEAD_CHECK_WINDOW_MS: '1' }));
     await new Promise((r) => setTimeout(r, 5));
@@ -313,10 +304,7 @@ describe('sessions', () => {
   });
 
   it('a player relaunched during retries plays on; the retry keeps the original request', async () => {
-    const bet = await h.bet(player);
-    const id = newId('credit');
-    h.sim.faults.failNext('credit', 3, Code.UserOffline, { transactionId: id });
-    await h.settleInline(player, 'credit', bet, { id });
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 3, Code.UserOffline, { transactionId: creditId }));
     const original = (await h.store.get(id))!.walletBody;
 
     // A new launch for the same player: a new token and session, and play goes on in it.

@@ -66,6 +66,11 @@ export interface Harness {
    * the retry job when the settlement says retry. Returns the inline outcome's next step kind.
    */
   settleInline(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; amount?: string }): Promise<{ id: string; next: string }>;
+  /**
+   * A bet, then a win of it settled inline (`settleInline`), with the wallet's faults for the win's
+   * credit armed first by `arm` (it gets the credit's transaction id).
+   */
+  winAfter(player: Player, arm: (creditId: string) => void): Promise<{ bet: TransactionRecord; id: string }>;
   /** A claimed win or refund whose first attempt never happened (its lease ends after leaseMs). */
   claimOnly(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; leaseMs?: number }): Promise<TransactionRecord>;
   /** A debit whose inline answer says compensate: the gateway's beginCompensation and its job. */
@@ -213,6 +218,14 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
       if (next.kind === 'settle' || next.kind === 'retry') await store.settle(record, next.update);
       if (next.kind === 'retry') await duties.enqueueRetry(record, next.delayMs);
       return { id, next: next.kind };
+    },
+
+    async winAfter(player, arm) {
+      const bet = await harness.bet(player);
+      const id = newId('credit');
+      arm(id);
+      await harness.settleInline(player, 'credit', bet, { id });
+      return { bet, id };
     },
 
     async claimOnly(player, kind, bet, opts = {}) {
