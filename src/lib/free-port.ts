@@ -10,12 +10,8 @@ const FIRST = 20_000;
 const LAST = 32_767;
 
 /** A TCP port free on loopback right now (for processes this project starts: dev, soak, tests). */
-export async function freePort(): Promise<number> {
-  for (let tries = 0; ; tries += 1) {
-    const port = randomInt(FIRST, LAST + 1);
-    if (await canListen(port)) return port;
-    if (tries >= 50) throw new Error(`no free port found in ${FIRST}–${LAST} after ${tries + 1} tries`);
-  }
+export function freePort(): Promise<number> {
+  return freePortWith([0]);
 }
 
 /** Redis Cluster's bus port is the node's port plus this. */
@@ -26,12 +22,23 @@ const CLUSTER_BUS_OFFSET = 10_000;
  * must be free, and both below the ephemeral range too (a soak restarts a killed node on the same
  * two ports). One seen failure: a node's bus port at 38066 was already taken.
  */
-export async function freeClusterNodePort(): Promise<number> {
+export function freeClusterNodePort(): Promise<number> {
+  return freePortWith([0, CLUSTER_BUS_OFFSET]);
+}
+
+/** A port p such that p + each offset is free, all of them within FIRST–LAST. */
+async function freePortWith(offsets: readonly number[]): Promise<number> {
+  const span = Math.max(...offsets);
   for (let tries = 0; ; tries += 1) {
-    const port = randomInt(FIRST, LAST - CLUSTER_BUS_OFFSET + 1);
-    if ((await canListen(port)) && (await canListen(port + CLUSTER_BUS_OFFSET))) return port;
-    if (tries >= 50) throw new Error(`no free port pair found in ${FIRST}–${LAST} after ${tries + 1} tries`);
+    const port = randomInt(FIRST, LAST - span + 1);
+    if (await everyFree(offsets.map((o) => port + o))) return port;
+    if (tries >= 50) throw new Error(`no free port found in ${FIRST}–${LAST} after ${tries + 1} tries`);
   }
+}
+
+async function everyFree(ports: readonly number[]): Promise<boolean> {
+  for (const port of ports) if (!(await canListen(port))) return false;
+  return true;
 }
 
 function canListen(port: number): Promise<boolean> {
