@@ -10,6 +10,8 @@ import { u64 } from '../lib/schemas';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** A delay handed to a timer: node runs one longer than 2^31−1 ms after 1 ms instead. */
+const timerMs = positiveInt.max(2 ** 31 - 1, 'must be at most 2147483647 (the longest timer node keeps)');
 const nonEmpty = z.string().min(1);
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -55,7 +57,7 @@ const shared = {
   REDIS_SHARDS: z.coerce.number().int().min(1).max(256).optional(),
   /** Replicas that must acknowledge (WAIT) an answer's writes before the engine gets it; 0 = none asked. */
   REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
-  REDIS_WAIT_MS: positiveInt.default(500),
+  REDIS_WAIT_MS: timerMs.default(500),
   QUEUE_PREFIX: queuePrefix.default('wgw'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
@@ -67,7 +69,7 @@ const wallet = {
   WALLET_SIGNING_SECRET: nonEmpty,
   WALLET_SIGNATURE_ALGO: z.enum(['sha256', 'sha512']).default('sha256'),
   WALLET_SIGNATURE_ENCODING: z.enum(['hex', 'base64']).default('hex'),
-  WALLET_TIMEOUT_MS: positiveInt.default(5000),
+  WALLET_TIMEOUT_MS: timerMs.default(5000),
   WALLET_HOST_HEADER: z.string().optional(),
   /** Keep-alive connections to the wallet (HTTP/1.1); with HTTP/2 one connection multiplexes. */
   WALLET_CONNECTIONS: positiveInt.default(64),
@@ -110,10 +112,10 @@ const gatewayOnly = {
 const workerOnly = {
   WORKER_CONCURRENCY: positiveInt.default(50),
   /** A dead credit/rollback is asked about with wallet `status` this often, for DEAD_CHECK_WINDOW_MS. */
-  DEAD_CHECK_INTERVAL_MS: positiveInt.default(15 * 60 * 1000),
+  DEAD_CHECK_INTERVAL_MS: timerMs.default(15 * 60 * 1000),
   DEAD_CHECK_WINDOW_MS: positiveInt.default(24 * 3600 * 1000),
   /** How often the sweeper looks for pending records with no job behind them. */
-  SWEEP_INTERVAL_MS: positiveInt.default(10_000),
+  SWEEP_INTERVAL_MS: timerMs.default(10_000),
 };
 
 /** Read by the worker only. */

@@ -36,6 +36,13 @@ describe('configuration errors', () => {
     }
   });
 
+  it.each(['WALLET_TIMEOUT_MS', 'SWEEP_INTERVAL_MS', 'DEAD_CHECK_INTERVAL_MS'])('%s past the longest timer (2^31−1 ms) is refused, not run as a 1 ms timer', (variable) => {
+    for (const load of [loadGatewayConfig, loadWorkerConfig]) {
+      expect(messageOf(() => load({ ...valid, [variable]: '2147483648' }))).toContain(`${variable}: must be at most 2147483647`);
+      expect(load({ ...valid, [variable]: '2147483647' })[variable as 'WALLET_TIMEOUT_MS']).toBe(2147483647);
+    }
+  });
+
   it('says what is wrong with a URL and which variables are missing', () => {
     expect(messageOf(() => loadGatewayConfig({ ...valid, WALLET_BASE_URL: 'ftp://u:secret@x' }))).toContain('WALLET_BASE_URL: must be an http:// or https:// URL');
     const missing = messageOf(() => loadGatewayConfig({ PROVIDER_ID: '1' }));
@@ -60,6 +67,7 @@ describe('Redis topology variables (contract 9)', () => {
     [{ REDIS_SENTINELS: 'no-port', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS: must look like host:port,host:port'],
     [{ REDIS_MIN_REPLICAS: '-1' }, 'REDIS_MIN_REPLICAS: '],
     [{ REDIS_WAIT_MS: '0' }, 'REDIS_WAIT_MS: '],
+    [{ REDIS_WAIT_MS: '2147483648' }, 'REDIS_WAIT_MS: must be at most 2147483647'],
     [{ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_CLUSTER_NODES, REDIS_SENTINELS: one topology or the other'],
   ])('%j is refused: %s', (extra, message) => {
     for (const load of [loadGatewayConfig, loadWorkerConfig]) expect(messageOf(() => load({ ...valid, ...extra }))).toContain(message);
