@@ -26,6 +26,25 @@ export const REDACT_PATHS = [
   '*.body',
 ];
 
+/**
+ * pino's error serializer, less what an error carries of the command that failed: ioredis puts a
+ * failed command's `args` on its errors (a claim's arguments hold the record and its wallet body,
+ * the token with them), out of reach of the redaction paths. The command's name stays.
+ */
+export function serializeError(err: unknown): unknown {
+  return withoutCommandArgs(err instanceof Error ? pino.stdSerializers.err(err) : err, 0);
+}
+
+function withoutCommandArgs(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((v) => withoutCommandArgs(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    out[key] = key === 'command' && v !== null && typeof v === 'object' ? { name: (v as { name?: unknown }).name } : withoutCommandArgs(v, depth + 1);
+  }
+  return out;
+}
+
 export interface LoggerOptions {
   level: string;
   name: string;
@@ -46,6 +65,7 @@ export function createLogger(options: LoggerOptions): Logger {
       name: options.name,
       level: options.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError },
       base: { pid: process.pid },
     },
     destination,

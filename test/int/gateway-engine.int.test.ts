@@ -142,6 +142,26 @@ describe('happy paths', () => {
   });
 });
 
+describe('a Redis command that fails on the bet path', () => {
+  it('is a 500 with the error logged by the command it failed in, not by its arguments (they hold the wallet body, token and all)', async () => {
+    const { sessionId, token } = await session();
+    const txId = uniqueId('wrongtype');
+    // The claim's first write meets a key of the wrong type: Redis refuses the script with WRONGTYPE.
+    await h.redis.set(h.keys.transaction(txId), 'not-a-hash');
+    const requestId = uniqueId('redis-fail');
+    const res = await engine(h, `/sessions/${sessionId}/bet`, { round_id: uniqueId('r'), transaction_id: txId, amount: '1.00' }).set('X-Request-Id', requestId);
+    expect(res.status).toBe(500);
+    expect(walletCalls('debit').filter((c) => c.transactionId === txId)).toEqual([]);
+    const line = h.logs.flatMap((chunk) => chunk.split('\n')).find((l) => l.includes(`"request_id":"${requestId}"`) && l.includes('"msg":"request failed"'));
+    expect(line).toBeDefined();
+    const logged = JSON.parse(line as string) as { err: { message: string; command?: unknown } };
+    expect(logged.err.message).toMatch(/WRONGTYPE/);
+    expect(logged.err.command).toEqual({ name: expect.stringMatching(/^eval(sha)?$/) });
+    expect(line).not.toContain(token);
+    expect(line).not.toContain(txId);
+  });
+});
+
 describe('contract error codes', () => {
   it('SESSION_NOT_FOUND and TRANSACTION_NOT_FOUND', async () => {
     const bet = await post('/sessions/AAAAAAAAAAAAAAAAAAAAAA/bet', { round_id: 'r', transaction_id: uniqueId('bet'), amount: '1' });
