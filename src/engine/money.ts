@@ -8,7 +8,7 @@ import type { NewTransaction, TransactionKind, TransactionRecord } from '../stor
 import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
-import { NO_CONTEXT, errors, failed, type Answer, type EngineConfig, type EngineDeps, type RequestContext } from './types';
+import { NO_CONTEXT, errors, failed, type Answer, type EngineConfig, type EngineDeps, type EngineError, type RequestContext } from './types';
 
 /**
  * bet → debit, win → credit, refund → rollback. One claim in Redis decides idempotency, the
@@ -146,28 +146,29 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
     if (claim.kind !== 'claimed') return claimRefusal(claim);
     const lastBalance = claim.sessionBalance;
+    const pending: Answer = { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
     // The wallet is down (one read of the breaker decides for this call): nothing is sent inline.
     if (!breaker.allowsCalls()) {
-      if (p.kind === 'debit') {
-        // The player is told at once and nothing is taken. Refused only once claimed: a repeat of
-        // a bet whose first attempt is still in doubt (its gateway died mid-call) must meet that
-        // record, not this refusal (the outage soak found such bets applied and answered 503).
-        breaker.refused('debit');
-        const refusal = errors.walletDown();
-        if (!(await transactions.settle(record, refusedUnsent(refusal)))) return reread(record, lastBalance);
-        return failed(refusal);
-      }
+      // A bet: the player is told at once and nothing is taken. Refused only once claimed: a repeat
+      // of a bet whose first attempt is still in doubt (its gateway died mid-call) must meet that
+      // record, not this refusal (the outage soak found such bets applied and answered 503).
       // A win or refund: acknowledged and queued; its retries wait for the breaker and spend none
       // of their budget meanwhile.
-      breaker.refused('inline');
-      if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return reread(record, lastBalance);
-      await duties.enqueueRetry(record, 0);
-      return { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
+      breaker.refused(p.kind === 'debit' ? 'debit' : 'inline');
+      const held = await holdBack(record, errors.walletDown());
+      if (held === 'moved') return reread(record, lastBalance);
+      return held === 'refused' ? failed(errors.walletDown()) : whenDurable(pending, shard);
+    }
+    // Write-ahead: the claim is what tells the sweeper this call may be at the wallet, so it must
+    // survive a failover before money moves. Lost with the primary while the call was out, the
+    // settle would find nothing and the money the wallet moved would belong to no record.
+    if (!(await durability.confirm(shard))) {
+      const held = await holdBack(record, errors.notDurable());
+      return held === 'moved' ? reread(record, lastBalance) : failed(errors.notDurable());
     }
 
     const outcome = await wallet.send(p.kind, walletBody, context);
     const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
-    const pending: Answer = { state: 'pending', transactionId: p.transactionId, balance: lastBalance, currency: session.currency };
 
     switch (next.kind) {
       case 'settle': {
@@ -196,6 +197,18 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
         return whenDurable(failed(next.error), shard);
       }
     }
+  }
+
+  /**
+   * A claimed call not sent inline: a bet is refused with `refusal` (nothing reached the wallet, so
+   * nothing is compensated); a win or refund is queued for a worker, acknowledged work it stays.
+   * 'moved' when another process (the sweeper) moved the record first.
+   */
+  async function holdBack(record: NewTransaction, refusal: EngineError): Promise<'refused' | 'queued' | 'moved'> {
+    if (record.kind === 'debit') return (await transactions.settle(record, refusedUnsent(refusal))) ? 'refused' : 'moved';
+    if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return 'moved';
+    await duties.enqueueRetry(record, 0);
+    return 'queued';
   }
 
   /** Someone else (the sweeper) moved the record while this attempt ran: answer what it says now. */

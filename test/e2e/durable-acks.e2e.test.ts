@@ -1,12 +1,17 @@
 import Redis from 'ioredis';
+import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
 import { RedisServer } from '../../src/lib/redis-server';
+import { waitFor } from '../../src/lib/wait-for';
+import { createBreakerStore } from '../../src/store/breaker';
 import { engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
 
 /**
  * Contract 9 on a private primary with one replica: with REDIS_MIN_REPLICAS=1 an answer leaves only
- * once the replica acknowledged its writes; with the replica down the engine gets 503 NOT_DURABLE,
- * and the same request repeated once the replica is back gets the stored answer (one wallet call).
- * The same for `end`. With REDIS_MIN_REPLICAS=0 (the default) no WAIT is sent at all.
+ * once the replica acknowledged its writes, and a money call goes to the wallet only once the
+ * replica has its claim (else a failover during the call would leave the money it moved with no
+ * record). With the replica down the engine gets 503 NOT_DURABLE and nothing is sent; the same
+ * request repeated once the replica is back gets the stored answer. The same for `end`. With
+ * REDIS_MIN_REPLICAS=0 (the default) no WAIT is sent at all.
  */
 jest.setTimeout(60_000);
 
@@ -46,33 +51,73 @@ async function waitCalls(): Promise<number> {
   }
 }
 
-it('answers once a replica acknowledged; NOT_DURABLE without one; the repeat gets the stored answer', async () => {
+const codeOf = (res: { body: unknown }): string | undefined => (res.body as { error?: { code: string } }).error?.code;
+const sent = (h: Harness, operation: string, transactionId: string): number => h.sim.calls().filter((c) => c.operation === operation && c.transactionId === transactionId).length;
+
+it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing sent; the repeat gets the stored answer', async () => {
   const h = await gatewayOn(1);
   const { sessionId } = await launch(h);
   const round = uniqueId('r');
-  const bet = await engine(h, `/sessions/${sessionId}/bet`, { round_id: round, transaction_id: uniqueId('b'), amount: '1.00' });
+  const betId = uniqueId('b');
+  const bet = await engine(h, `/sessions/${sessionId}/bet`, { round_id: round, transaction_id: betId, amount: '1.00' });
   expect(bet.status).toBe(200);
   expect(await waitCalls()).toBeGreaterThan(0);
 
   await replica.kill();
-  const win = { round_id: round, transaction_id: uniqueId('w'), bet_transaction_id: (bet.body as { transaction_id: string }).transaction_id, amount: '2.50' };
+  // Write-ahead: a claim the replica has not acknowledged is never sent. A win is kept and queued
+  // for a worker (none runs here); the engine is told 503, safe to repeat.
+  const win = { round_id: round, transaction_id: uniqueId('w'), bet_transaction_id: betId, amount: '2.50' };
   const first = await engine(h, `/sessions/${sessionId}/win`, win);
-  expect({ status: first.status, code: (first.body as { error?: { code: string } }).error?.code }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect({ status: first.status, code: codeOf(first) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect(sent(h, 'credit', win.transaction_id)).toBe(0);
+  expect(await h.transactions.get(win.transaction_id)).toMatchObject({ state: 'pending', queued: true });
+  // A bet is refused with nothing taken.
+  const lateBet = { round_id: uniqueId('r'), transaction_id: uniqueId('b'), amount: '1.00' };
+  const refused = await engine(h, `/sessions/${sessionId}/bet`, lateBet);
+  expect({ status: refused.status, code: codeOf(refused) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect(sent(h, 'debit', lateBet.transaction_id)).toBe(0);
 
   await replica.start();
   await primary.waitForReplicas(1);
   const again = await engine(h, `/sessions/${sessionId}/win`, win);
-  expect({ status: again.status, state: (again.body as { state: string }).state }).toEqual({ status: 200, state: 'succeeded' });
-  expect(h.sim.calls().filter((c) => c.operation === 'credit')).toHaveLength(1);
+  expect({ status: again.status, state: (again.body as { state: string }).state }).toEqual({ status: 202, state: 'pending' });
+  const betAgain = await engine(h, `/sessions/${sessionId}/bet`, lateBet);
+  expect({ status: betAgain.status, code: codeOf(betAgain) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect(sent(h, 'credit', win.transaction_id) + sent(h, 'debit', lateBet.transaction_id)).toBe(0);
 
   // `end` likewise: the ended session is promised only once a replica has it.
   await replica.kill();
   const ending = await engine(h, `/sessions/${sessionId}/end`, {});
-  expect({ status: ending.status, code: (ending.body as { error?: { code: string } }).error?.code }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect({ status: ending.status, code: codeOf(ending) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
   await replica.start();
   await primary.waitForReplicas(1);
+  // Ended, its terminate held by the queued win (contract 5.6).
   const ended = await engine(h, `/sessions/${sessionId}/end`, {});
-  expect(ended.status).toBe(200);
+  expect({ status: ended.status, state: (ended.body as { state: string }).state }).toEqual({ status: 202, state: 'pending' });
+});
+
+it('a win queued while the wallet breaker is open is acknowledged only once a replica has it', async () => {
+  const h = await gatewayOn(1);
+  const { sessionId } = await launch(h);
+  const round = uniqueId('r');
+  const betId = uniqueId('b');
+  expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: round, transaction_id: betId, amount: '1.00' })).status).toBe(200);
+  await createBreakerStore(h.redis, h.keys, BREAKER_POLICY).report('open', Date.now(), 'test');
+  await waitFor('the gateway sees the breaker open', async () => ((await (await fetch(`${h.url}/readyz`)).json()) as { checks?: { wallet?: string } }).checks?.wallet === 'open');
+
+  await replica.kill();
+  const winId = uniqueId('w');
+  const waitsBefore = await waitCalls();
+  const win = await engine(h, `/sessions/${sessionId}/win`, { round_id: round, transaction_id: winId, bet_transaction_id: betId, amount: '3.00' });
+  expect({ status: win.status, code: codeOf(win) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect(await waitCalls()).toBeGreaterThan(waitsBefore);
+  expect(await h.transactions.get(winId)).toMatchObject({ state: 'pending', queued: true });
+
+  await replica.start();
+  await primary.waitForReplicas(1);
+  const again = await engine(h, `/sessions/${sessionId}/win`, { round_id: round, transaction_id: winId, bet_transaction_id: betId, amount: '3.00' });
+  expect(again.status).toBe(202);
+  expect(sent(h, 'credit', winId)).toBe(0);
 });
 
 it('sends no WAIT with REDIS_MIN_REPLICAS=0', async () => {
