@@ -256,6 +256,11 @@ export function createAdminRouter(deps: AdminDeps): Router {
   });
 
   router.post(`${ADMIN_BASE_PATH}/transactions/redrive`, express.json({ limit: '4kb' }), async (req: Request, res: Response) => {
+    // A body of another type is not parsed: read as "no filter" it would redrive every dead record.
+    if (req.is('application/json') === false) {
+      sendError(res, errors.validation([{ field: 'content-type', message: 'a filter must be sent as application/json' }]));
+      return;
+    }
     const parsed = bulkRedriveSchema.safeParse(req.body ?? {});
     if (!parsed.success) {
       sendError(res, errors.validation(fieldIssues(parsed.error)));

@@ -7,6 +7,7 @@ import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
 import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
+import { U64_MAX } from '../lib/schemas';
 import type { Logger } from '../observability/logger';
 import type { TransactionRecord } from '../store/types';
 import { adminView } from './admin';
@@ -30,12 +31,19 @@ const emptyAsUndefined = (v: unknown): unknown => (v === '' ? undefined : v);
 /** A time as ISO 8601 or an HTML datetime-local (read as UTC), or ms since the epoch. */
 const timeText = z.string().transform((s, ctx) => {
   const ms = /^\d+$/.test(s) ? Number(s) : Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(s) ? s : `${s}Z`);
-  if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 time or ms since the epoch' });
+  // Past ±8.64e15 ms a Date is invalid: an export would fail naming its file.
+  if (Number.isNaN(new Date(ms).getTime())) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 time or ms since the epoch, within the years Dates hold' });
   return ms;
 });
 const time = z.preprocess(emptyAsUndefined, timeText.optional());
 const requiredTime = z.preprocess(emptyAsUndefined, timeText);
 const id = z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9]{1,20}$/, 'must be a number').optional());
+/** An audit entry's stream id (`ms-seq`) to page before: both parts fit Redis's 64 bits, and it is above 0-0 (nothing is older). */
+const auditCursor = z
+  .string()
+  .regex(/^\d{1,20}-\d{1,20}$/, 'must be an audit entry id like 1732530000000-0')
+  .refine((s) => s.split('-').every((part) => BigInt(part) <= U64_MAX) && !/^0+-0+$/.test(s), 'must be an audit entry id above 0-0')
+  .optional();
 
 const filterSchema = z.strictObject({
   state: z.preprocess(emptyAsUndefined, z.enum(['dead', 'pending']).optional()),
@@ -213,7 +221,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   });
 
   router.get('/admin/api/audit', async (req, res) => {
-    const q = parse(z.strictObject({ limit: filterSchema.shape.limit, before: z.string().regex(/^\d+-\d+$/).optional() }), req.query, res);
+    const q = parse(z.strictObject({ limit: filterSchema.shape.limit, before: auditCursor }), req.query, res);
     if (q === undefined) return;
     sendJson(res, 200, { entries: await queries.audit.recent(q.limit, q.before) });
   });
@@ -287,7 +295,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   });
 
   router.get('/admin/audit', async (req, res) => {
-    const q = parse(z.strictObject({ before: z.string().regex(/^\d+-\d+$/).optional() }), req.query, res);
+    const q = parse(z.strictObject({ before: auditCursor }), req.query, res);
     if (q === undefined) return;
     const entries = await queries.audit.recent(100, q.before);
     sendHtml(res, 200, auditPage(entries, entries.length === 100 ? entries.at(-1)?.id : undefined));
