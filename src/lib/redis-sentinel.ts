@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Child, baseEnv } from './child';
 import { freePort } from './free-port';
-import { KilledNode, RedisServer, askRedis as ask } from './redis-server';
+import { KilledNode, RedisServer, askRedis as ask, onlineReplicas } from './redis-server';
 import { waitFor } from './wait-for';
 
 /**
@@ -145,11 +145,21 @@ export class SentinelTopology {
     return { killed, promoted };
   }
 
-  /** The node killPrimary() killed comes back; resolves once it replicates from the new primary. */
+  /**
+   * The node killPrimary() killed comes back; resolves once the primary the sentinels name has every
+   * other node online as its replica. The primary is asked for afresh on every poll: the sentinels
+   * may fail over again meanwhile (a just-promoted primary silent for a second is "down" too), and
+   * the one named before would then never see its replicas.
+   */
   async restart(): Promise<void> {
     if (!(await this.down.restart())) return;
-    const primary = await this.primary();
-    await primary.waitForReplicas(this.servers.length - 1, FAILOVER_TIMEOUT_MS);
+    const replicas = this.servers.length - 1;
+    await waitFor(
+      `${replicas} replicas online at the primary the sentinels name`,
+      async () => onlineReplicas(await ask((await this.primary()).port, (c) => c.info('replication'))) >= replicas,
+      FAILOVER_TIMEOUT_MS,
+      { intervalMs: 100 },
+    );
   }
 
   async stop(): Promise<void> {

@@ -97,7 +97,7 @@ export class RedisServer {
     const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
     client.on('error', () => undefined);
     try {
-      await waitFor(`${count} replicas online at ${this.url}`, async () => (await client.info('replication')).split('state=online').length - 1 >= count, timeoutMs, { intervalMs: 50 });
+      await waitFor(`${count} replicas online at ${this.url}`, async () => onlineReplicas(await client.info('replication')) >= count, timeoutMs, { intervalMs: 50 });
     } finally {
       client.disconnect();
     }
@@ -157,6 +157,11 @@ export class KilledNode {
     this.node = undefined;
     return true;
   }
+}
+
+/** How many replicas an `INFO replication` answer lists as online. */
+export function onlineReplicas(replicationInfo: string): number {
+  return replicationInfo.split('state=online').length - 1;
 }
 
 /** One short-lived connection to a loopback Redis on `port` for one question (the topologies' probes). */
