@@ -1,12 +1,14 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { compensationFor, compensationRef } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
+import { codedError } from '../src/lib/error-codes';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
-import type { SettleUpdate, TransactionStore } from '../src/store/transactions';
+import type { SettleUpdate, ShardRef, TransactionStore } from '../src/store/transactions';
 import type { TransactionRecord, TransactionState } from '../src/store/types';
 import { walletHttpStatus } from '../src/wallet/codes';
 import type { WalletClient, WalletOutcome } from '../src/wallet/protocol';
@@ -14,6 +16,8 @@ import { RetryLater } from './backoff';
 
 export interface RetryProcessorDeps {
   readonly store: TransactionStore;
+  /** Makes sure a retry job drives the record (a compensation started here). */
+  readonly ensureRetryJob: (record: ShardRef) => Promise<unknown>;
   /** The shard whose retry queue this processor runs: its jobs' records are in that shard. */
   readonly shard: number;
   readonly wallet: WalletClient;
@@ -49,7 +53,7 @@ const WAIT_FOR_BREAKER_MS = 1_000;
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
   // A retry's own lines name ids, codes and states picked one by one (never a body or token): no
@@ -227,13 +231,31 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
 
   /**
    * An engine refund linked as a debit's compensation may have settled before the link was made;
-   * its settle then did not move the debit. Finish the debit from the refund's final state.
+   * its settle then did not move the debit. Finish the debit from the refund's final state. A refund
+   * the wallet refused for good (its inline answer, the engine's 4xx) reversed nothing: the debit's
+   * own compensation takes over, as if no refund had stood in.
    */
   async function reconcileCompensatedDebit(record: TransactionRecord): Promise<void> {
     if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
     if (record.state !== 'succeeded' && record.state !== 'dead' && record.state !== 'failed') return;
     const debit = await store.get(record.referenceTransactionId, shard);
     if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
+    if (record.state === 'failed' && !record.isCompensation) {
+      const started = await store.beginCompensation({
+        debit,
+        error: debit.error ?? codedError('WALLET_UNAVAILABLE'),
+        attempts: debit.attempts,
+        lastWalletCode: debit.lastWalletCode,
+        history: debit.history,
+        compensation: compensationFor(debit, now()),
+        leaseUntil: now() + graceMs,
+        replacing: record.transactionId,
+      });
+      if (started.kind === 'not_pending') return;
+      await ensureRetryJob(compensationRef(debit, started.compensationId));
+      logger.warn({ transaction_id: debit.transactionId, refused_refund_id: record.transactionId, compensation_id: started.compensationId }, 'refund standing in for a compensation was refused: own compensation started');
+      return;
+    }
     const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';
     await store.settle(record, { state: record.state, expect: [record.state], debitState });
     logger.info({ transaction_id: record.transactionId, debit_id: debit.transactionId, debit_state: debitState }, 'debit settled from its compensation');

@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
-import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, subjectOfJobId, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
@@ -125,6 +125,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   };
   const retryProcessorOf = (shard: number) => createRetryProcessor({
     store,
+    ensureRetryJob: (record) => ensureRetryJob(queues, record, 0),
     shard,
     wallet,
     breaker,

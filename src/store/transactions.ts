@@ -118,6 +118,11 @@ export interface CompensationStart {
   leaseUntil: number;
   /** A watched `compensated` debit the wallet now reports applied: a second compensation, no link. */
   late?: boolean;
+  /**
+   * A `compensating` debit whose stand-in, this engine refund, the wallet refused for good: the
+   * debit's own compensation replaces it (only while the debit still names it), no link.
+   */
+  replacing?: string;
 }
 
 export type CompensationStartResult =
@@ -270,9 +275,10 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       start.compensation.transactionId,
       String(start.leaseUntil),
       String(retentionSeconds),
-      start.late ? 'compensated' : 'pending',
+      start.late ? 'compensated' : start.replacing !== undefined ? 'compensating' : 'pending',
       String(start.compensation.createdAt),
       String(PLAYER_RECENT_CAP),
+      start.replacing ?? '',
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),

@@ -141,5 +141,57 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       expect(h.sim.ledger.appliedCount(compensationTransactionId(debitId))).toBe(0);
       expect(balance()).toBe(start);
     });
+
+    it('a debit whose linked engine refund the wallet then refused for good gets its own compensation', async () => {
+      const start = balance();
+      const debitId = `b-${randomUUID().slice(0, 30)}`;
+      const roundId = randomUUID();
+      const debitRecord = {
+        transactionId: debitId,
+        kind: 'debit' as const,
+        sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
+        playerId: player.fields.player_id,
+        siteId: player.fields.site_id,
+        roundId,
+        walletRoundId: roundId,
+        amount: '10.00',
+        currency: 'EUR',
+        roundClosed: false,
+        referenceTransactionId: null,
+        bodyHash: `hash-${debitId}`,
+        walletOperation: 'debit' as const,
+        walletBody: encodeRequest('debit', { ...player.fields, amount: '10.00', round_id: roundId, transaction_id: debitId, round_closed: false }),
+        isCompensation: false,
+        createdAt: Date.now(),
+      };
+      // The bet is applied at the wallet and its answer is lost ...
+      expect((await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).kind).toBe('claimed');
+      h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+      const lost = await h.wallet.send('debit', debitRecord.walletBody);
+      expect(lost.kind).toBe('unknown');
+      const bet = (await h.store.get(debitId))!;
+
+      // ... while the engine's refund of it is claimed and still out at the wallet: the debit's
+      // compensation is linked to it.
+      const refund = await h.claimOnly(player, 'rollback', bet);
+      const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+      if (next.kind !== 'compensate') throw new Error('expected compensate');
+      const started = await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 });
+      expect(started).toEqual({ kind: 'linked', compensationId: refund.transactionId });
+
+      // The refund's own call comes back refused for good: the engine gets its 4xx, and nothing was reversed.
+      h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refund.transactionId });
+      const refused = afterInlineAttempt({ record: refund, outcome: await h.wallet.send('rollback', refund.walletBody), unit: 'ms', now: Date.now() });
+      if (refused.kind !== 'settle') throw new Error('expected a refusal');
+      expect(await h.store.settle(refund, refused.update)).toBe(true);
+      expect(await h.store.get(refund.transactionId)).toMatchObject({ state: 'failed' });
+
+      // The job the link queued finds its refund refused: the debit's own compensation goes out.
+      await h.duties.enqueueRetry({ ...bet, transactionId: refund.transactionId }, 0);
+      expect(await debitSettled(debitId)).toMatchObject({ state: 'compensated', compensationId: compensationTransactionId(debitId) });
+      expect(h.sim.ledger.appliedCount(compensationTransactionId(debitId))).toBe(1);
+      expect(h.sim.ledger.transaction(debitId)).toMatchObject({ rolledBack: true });
+      expect(balance()).toBe(start);
+    });
   });
 });

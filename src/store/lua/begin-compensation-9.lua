@@ -4,6 +4,8 @@
     out stands in for the compensation (the claim refuses refunds of any other bet).
   - A watched `compensated` debit that the wallet now reports applied (it processed the debit
     after the gateway gave up): a second compensation, with its own id, and the watch ends.
+  - A `compensating` debit whose stand-in (an engine refund, linked while its own call was still
+    out) the wallet then refused for good: the debit's own compensation replaces it.
 
   Input:
     KEYS[1] debit record
@@ -20,12 +22,13 @@
     ARGV[2] compensation id
     ARGV[3] lease until (ms)
     ARGV[4] round retention (seconds)
-    ARGV[5] the debit's expected state: pending | compensated
+    ARGV[5] the debit's expected state: pending | compensated | compensating
     ARGV[6] the compensation's created at (ms)
     ARGV[7] how many of the player's recent records are kept
-    ARGV[8] n: how many of the following arguments are the debit's field/value pairs
-    ARGV[9 .. 8+n] the debit's field/value pairs (an empty value deletes the field)
-    ARGV[9+n ..]   the compensation's field/value pairs
+    ARGV[8] compensating: the refused stand-in the debit must still name ('' otherwise)
+    ARGV[9] n: how many of the following arguments are the debit's field/value pairs
+    ARGV[10 .. 9+n] the debit's field/value pairs (an empty value deletes the field)
+    ARGV[10+n ..]   the compensation's field/value pairs
 
   Output:
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
@@ -34,8 +37,8 @@
 local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local timeKey, playerKey, tokenWatchKey = KEYS[7], KEYS[8], KEYS[9]
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local createdAt, playerCap, debitFieldCount = ARGV[6], ARGV[7], tonumber(ARGV[8])
-local FIRST_DEBIT_FIELD = 9
+local createdAt, playerCap, standIn, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
+local FIRST_DEBIT_FIELD = 10
 local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 
 --- @include "includes/pending-index"
@@ -45,12 +48,14 @@ local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 local state = redis.call('HGET', debitKey, 'state')
 if state ~= expectedState then return {'not_pending', state or ''} end
 local late = expectedState == 'compensated'
-if late and redis.call('EXISTS', compKey) == 1 then return {'not_pending', state} end
+local replacing = expectedState == 'compensating'
+if replacing and redis.call('HGET', debitKey, 'compensation_id') ~= standIn then return {'not_pending', state} end
+if (late or replacing) and redis.call('EXISTS', compKey) == 1 then return {'not_pending', state} end
 
 local round = redis.call('HMGET', roundKey, 'rollback', 'bet')
 local rollback, bet = round[1], round[2]
 local result = 'created'
-if not late and rollback and rollback ~= compId and bet == debitId then
+if expectedState == 'pending' and rollback and rollback ~= compId and bet == debitId then
   compId = rollback
   result = 'linked'
 end
