@@ -3,7 +3,8 @@ import { compensationFor } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
-import { encodeRequest } from '../../src/wallet/protocol';
+import type { TransactionRecord } from '../../src/store/types';
+import { encodeRequest, type WalletOutcome } from '../../src/wallet/protocol';
 import { TRANSPORTS } from '../support/transports';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
@@ -19,6 +20,35 @@ const debitSettled = (id: string) =>
     const record = await h.store.get(id);
     return record !== undefined && record.state !== 'compensating' ? record : undefined;
   }, 20_000);
+
+/** A bet claimed and applied at the wallet whose answer never came (the inline call's outcome: unknown). */
+async function lostDebit(): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
+  const debitId = `b-${randomUUID().slice(0, 30)}`;
+  const roundId = randomUUID();
+  const record = {
+    transactionId: debitId,
+    kind: 'debit' as const,
+    sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
+    playerId: player.fields.player_id,
+    siteId: player.fields.site_id,
+    roundId,
+    walletRoundId: roundId,
+    amount: '10.00',
+    currency: 'EUR',
+    roundClosed: false,
+    referenceTransactionId: null,
+    bodyHash: `hash-${debitId}`,
+    walletOperation: 'debit' as const,
+    walletBody: encodeRequest('debit', { ...player.fields, amount: '10.00', round_id: roundId, transaction_id: debitId, round_closed: false }),
+    isCompensation: false,
+    createdAt: Date.now(),
+  };
+  expect(await h.store.claim({ record, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: expect.any(String) });
+  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+  const lost = await h.wallet.send('debit', record.walletBody);
+  expect(lost.kind).toBe('unknown');
+  return { bet: (await h.store.get(debitId))!, lost };
+}
 
 describe.each(TRANSPORTS)('over $label', ({ tls }) => {
   beforeAll(async () => {
@@ -90,34 +120,10 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
     it('an engine refund of the same bet and the compensation never reach the wallet as two rollbacks', async () => {
       const start = balance();
       // The bet is claimed and its answer is lost (applied at the wallet) ...
-      const debitId = `b-${randomUUID().slice(0, 30)}`;
-      const roundId = randomUUID();
-      const common = { ...player.fields, amount: '10.00', round_id: roundId };
-      const debitRecord = {
-        transactionId: debitId,
-        kind: 'debit' as const,
-        sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
-        playerId: player.fields.player_id,
-        siteId: player.fields.site_id,
-        roundId,
-        walletRoundId: roundId,
-        amount: '10.00',
-        currency: 'EUR',
-        roundClosed: false,
-        referenceTransactionId: null,
-        bodyHash: `hash-${debitId}`,
-        walletOperation: 'debit' as const,
-        walletBody: encodeRequest('debit', { ...common, transaction_id: debitId, round_closed: false }),
-        isCompensation: false,
-        createdAt: Date.now(),
-      };
-      expect(await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: '1000.00' });
-      h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-      const lost = await h.wallet.send('debit', debitRecord.walletBody);
-      expect(lost.kind).toBe('unknown');
+      const { bet, lost } = await lostDebit();
+      const debitId = bet.transactionId;
 
       // ... meanwhile the engine refunds that bet, and the refund goes through.
-      const bet = (await h.store.get(debitId))!;
       const refundId = newId('rollback');
       await h.settleInline(player, 'rollback', bet, { id: refundId });
       expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
@@ -144,32 +150,9 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
 
     it('a debit whose linked engine refund the wallet then refused for good gets its own compensation', async () => {
       const start = balance();
-      const debitId = `b-${randomUUID().slice(0, 30)}`;
-      const roundId = randomUUID();
-      const debitRecord = {
-        transactionId: debitId,
-        kind: 'debit' as const,
-        sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
-        playerId: player.fields.player_id,
-        siteId: player.fields.site_id,
-        roundId,
-        walletRoundId: roundId,
-        amount: '10.00',
-        currency: 'EUR',
-        roundClosed: false,
-        referenceTransactionId: null,
-        bodyHash: `hash-${debitId}`,
-        walletOperation: 'debit' as const,
-        walletBody: encodeRequest('debit', { ...player.fields, amount: '10.00', round_id: roundId, transaction_id: debitId, round_closed: false }),
-        isCompensation: false,
-        createdAt: Date.now(),
-      };
       // The bet is applied at the wallet and its answer is lost ...
-      expect((await h.store.claim({ record: debitRecord, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).kind).toBe('claimed');
-      h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-      const lost = await h.wallet.send('debit', debitRecord.walletBody);
-      expect(lost.kind).toBe('unknown');
-      const bet = (await h.store.get(debitId))!;
+      const { bet, lost } = await lostDebit();
+      const debitId = bet.transactionId;
 
       // ... while the engine's refund of it is claimed and still out at the wallet: the debit's
       // compensation is linked to it.
