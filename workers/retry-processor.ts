@@ -94,6 +94,18 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       throw new DelayedError();
     }
 
+    // An engine call whose first try is made inline (no attempt recorded, not held, not queued; a
+    // compensation is the worker's from the start) may still be at the wallet: an engine refund
+    // linked as a debit's compensation gets its job at once. Not sent a second time alongside it;
+    // past that call's deadline the run goes on (the same id, which the wallet dedupes, if the
+    // inline call never settled).
+    if (record.attempts === 0 && !record.deferred && !record.queued && !record.isCompensation && record.createdAt + inFlightMs > now()) {
+      const inlineUntil = record.createdAt + inFlightMs;
+      if (token === undefined) throw new RetryLater(inlineUntil - now(), 'inline call may be out');
+      await job.moveToDelayed(inlineUntil, token);
+      throw new DelayedError();
+    }
+
     if (record.inFlightUntil !== null && record.inFlightUntil > now()) {
       // Another run of this job (a stalled one picked up again) is sending an attempt right now.
       if (token === undefined) throw new RetryLater(record.inFlightUntil - now(), 'attempt in flight');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { compensationFor } from '../../src/duties/compensation';
+import { retryJobId } from '../../src/duties/queues';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
@@ -161,6 +162,11 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       if (next.kind !== 'compensate') throw new Error('expected compensate');
       const started = await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 });
       expect(started).toEqual({ kind: 'linked', compensationId: refund.transactionId });
+      // The link queues the refund's job at once; the worker leaves it alone while its inline call may be out.
+      await h.duties.enqueueRetry({ ...bet, transactionId: refund.transactionId }, 0);
+      const job = h.duties.queues.shards[0]!.retry;
+      await waitFor('the refund job set aside until the inline call is over', async () => (await job.getJobState(retryJobId(refund.transactionId))) === 'delayed', 10_000);
+      expect(h.sim.calls().filter((c) => c.transactionId === refund.transactionId)).toEqual([]);
 
       // The refund's own call comes back refused for good: the engine gets its 4xx, and nothing was reversed.
       h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refund.transactionId });
@@ -169,11 +175,12 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       expect(await h.store.settle(refund, refused.update)).toBe(true);
       expect(await h.store.get(refund.transactionId)).toMatchObject({ state: 'failed' });
 
-      // The job the link queued finds its refund refused: the debit's own compensation goes out.
-      await h.duties.enqueueRetry({ ...bet, transactionId: refund.transactionId }, 0);
+      // The job then finds its refund refused: the debit's own compensation goes out, and the
+      // refund itself went to the wallet once.
       expect(await debitSettled(debitId)).toMatchObject({ state: 'compensated', compensationId: compensationTransactionId(debitId) });
       expect(h.sim.ledger.appliedCount(compensationTransactionId(debitId))).toBe(1);
       expect(h.sim.ledger.transaction(debitId)).toMatchObject({ rolledBack: true });
+      expect(h.sim.calls().filter((c) => c.transactionId === refund.transactionId)).toHaveLength(1);
       expect(balance()).toBe(start);
     });
   });

@@ -6,8 +6,10 @@
   when every check the worker makes before an attempt passes with nothing for it to do:
 
     the record is pending, a credit or rollback, counted in its round; not a held round closer
-    (deferred, no attempt yet); no attempt in flight; and either no attempt made yet, or the last
-    one answered 'u' or a plain retry code with retries left, and that retry is due.
+    (deferred, no attempt yet); not an engine call whose inline try may still be out (no attempt
+    yet, not queued); no attempt in flight; and either no attempt made yet (a queued call, a
+    compensation), or the last one answered 'u' or a plain retry code with retries left, and that
+    retry is due.
 
   Anything else (a 34/39, a final code, no retries left, too early, in flight, held) is returned
   unchanged for the worker's own checks, which then decide as before. A pending record is in the
@@ -45,6 +47,8 @@ for i = 1, #rec, 2 do h[rec[i]] = rec[i + 1] end
 local function dueToStart()
   if h['state'] ~= 'pending' or h['kind'] == 'debit' or h['in_round'] ~= '1' then return false end
   if h['deferred'] == '1' and h['attempts'] == '0' then return false end
+  -- Claimed for an inline call that may still be out: the worker's own checks decide when to try.
+  if h['attempts'] == '0' and h['queued'] ~= '1' and h['is_compensation'] ~= '1' then return false end
   local inFlight = h['in_flight_until']
   if inFlight ~= nil and inFlight ~= '' and tonumber(inFlight) > now then return false end
   local history = h['history'] or ''
