@@ -156,8 +156,9 @@ async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Prom
   const added = (await hasLiveRetryJob(queues, record)) ? false : await ensureRetryJob(queues, record, 0);
   // Not due again before the job had its chance to run. A claimed record whose inline call never
   // settled (its gateway died, or Redis lost the write) may have reached the wallet: that try
-  // counts (contract 5.3); a held round closer was never sent inline.
-  const lostInline = record.attempts === 0 && !record.deferred;
+  // counts (contract 5.3). None was made for a held round closer, a call queued unsent (the wallet
+  // was down, or the claim not durable) or a compensation (only workers send those, counted first).
+  const lostInline = record.attempts === 0 && !record.deferred && !record.queued && !record.isCompensation;
   await store.settle(record, {
     state: 'pending',
     expect: ['pending'],

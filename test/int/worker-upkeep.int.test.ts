@@ -56,6 +56,18 @@ describe('sweeper', () => {
     expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
   });
 
+  it('re-queues a win queued unsent (the wallet was down) without counting a try for it', async () => {
+    const bet = await h.bet(player);
+    // Claimed, then queued instead of sent (the breaker was open), and its job lost: what the
+    // gateway's holdBack leaves, with the lease over.
+    const claimed = await h.claimOnly(player, 'credit', bet, { leaseMs: -1 });
+    expect(await h.store.settle(claimed, { state: 'pending', expect: ['pending'], queued: true })).toBe(true);
+    await worker.sweepNow();
+    // Nothing reached the wallet before: the one try is the worker's (contract 5.3), and the spec's budget is whole.
+    expect(await h.inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1, history: [1] });
+    expect(callsFor(h.sim, claimed.transactionId, 'credit')).toHaveLength(1);
+  });
+
   /** A debit claimed by a gateway that died before it settled anything (its lease is over). */
   async function debitInDoubt(amount: string): Promise<{ id: string; walletBody: string }> {
     const id = `b-${randomUUID().slice(0, 30)}`;
