@@ -176,9 +176,11 @@ async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Prom
  */
 export async function deadCheck(deps: UpkeepDeps): Promise<number> {
   const { store, wallet, logger, now } = deps;
-  // Read the ids first: settling removes entries and would shift the pages.
+  // Read the ids first: settling removes entries and would shift the pages. Only those that died
+  // within the window: older ones stay dead until an operator acts, and read first (oldest first)
+  // a backlog of them would take every place in the batch, for good.
   if (!deps.breaker.allowsCalls()) return 0;
-  const { ids } = await store.listDead(0, DEAD_CHECK_BATCH);
+  const ids = await store.deadBetween(now() - deps.deadCheckWindowMs, now(), DEAD_CHECK_BATCH);
   let settled = 0;
   for (const id of ids) {
     try {

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { compensationFor } from '../../src/duties/compensation';
 import { retryJobId } from '../../src/duties/queues';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import type { TransactionRecord } from '../../src/store/types';
-import { encodeRequest, type WalletOutcome } from '../../src/wallet/protocol';
+import type { WalletOutcome } from '../../src/wallet/protocol';
 import { TRANSPORTS } from '../support/transports';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
@@ -24,31 +23,11 @@ const debitSettled = (id: string) =>
 
 /** A bet claimed and applied at the wallet whose answer never came (the inline call's outcome: unknown). */
 async function lostDebit(): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
-  const debitId = `b-${randomUUID().slice(0, 30)}`;
-  const roundId = randomUUID();
-  const record = {
-    transactionId: debitId,
-    kind: 'debit' as const,
-    sessionId: player.session.sessionId, tokenRef: player.session.tokenRef,
-    playerId: player.fields.player_id,
-    siteId: player.fields.site_id,
-    roundId,
-    walletRoundId: roundId,
-    amount: '10.00',
-    currency: 'EUR',
-    roundClosed: false,
-    referenceTransactionId: null,
-    bodyHash: `hash-${debitId}`,
-    walletOperation: 'debit' as const,
-    walletBody: encodeRequest('debit', { ...player.fields, amount: '10.00', round_id: roundId, transaction_id: debitId, round_closed: false }),
-    isCompensation: false,
-    createdAt: Date.now(),
-  };
-  expect(await h.store.claim({ record, amountMinor: '1000', leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'claimed', sessionBalance: expect.any(String) });
+  const bet = await h.claimDebit(player);
   h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-  const lost = await h.wallet.send('debit', record.walletBody);
+  const lost = await h.wallet.send('debit', bet.walletBody);
   expect(lost.kind).toBe('unknown');
-  return { bet: (await h.store.get(debitId))!, lost };
+  return { bet, lost };
 }
 
 describe.each(TRANSPORTS)('over $label', ({ tls }) => {

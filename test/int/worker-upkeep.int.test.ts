@@ -9,6 +9,7 @@ import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
+import { createTransactionStore } from '../../src/store/transactions';
 import { RetryLater } from '../../workers/backoff';
 import { createRetryProcessor } from '../../workers/retry-processor';
 import { createTerminateProcessor } from '../../workers/terminate-processor';
@@ -16,6 +17,7 @@ import { ensureRetryJob, retryJobId } from '../../src/duties/queues';
 import { redrive } from '../../src/duties/redrive';
 import { Code } from '../../src/wallet/codes';
 import { encodeRequest } from '../../src/wallet/protocol';
+import { DEAD_CHECK_BATCH } from '../../workers/upkeep';
 import type { RunningWorker } from '../../workers/worker';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
@@ -347,6 +349,34 @@ describe('job ids', () => {
       await ensureRetryJob(h.duties.queues, { transactionId: id, playerId: 'p', siteId: 's' }, 60_000);
       expect(await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(id))).toBe('delayed');
       await h.duties.queues.shards[0]!.retry.remove(retryJobId(id));
+    }
+  });
+});
+
+describe('dead-check behind a backlog', () => {
+  it('still asks about a record that died today when more than a batch of records older than the window wait for an operator', async () => {
+    // DEAD_CHECK_BATCH bets that went dead two days ago, past the window, that no operator acted on yet.
+    const twoDaysAgo = Date.now() - 2 * 24 * 3600 * 1000;
+    const oldStore = createTransactionStore(h.redis, h.store.layout, 3600, () => twoDaysAgo);
+    const stale: string[] = [];
+    for (let i = 0; i < DEAD_CHECK_BATCH; i += 100) {
+      stale.push(...(await Promise.all(Array.from({ length: 100 }, async () => {
+        const claimed = await h.claimDebit(player, { leaseMs: 3_600_000 });
+        expect(await oldStore.settle(claimed, { state: 'dead', expect: ['pending'], note: 'rollback refused' })).toBe(true);
+        return claimed.transactionId;
+      }))));
+    }
+    try {
+      // Today a win dies (34 four times), then the wallet takes the very same request late.
+      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: creditId }));
+      const dead = await h.inState(id, 'dead');
+      expect((await h.wallet.send('credit', dead.walletBody)).kind).toBe('ok');
+
+      expect(await worker.deadCheckNow()).toBe(1);
+      expect(await h.store.get(id)).toMatchObject({ state: 'succeeded' });
+      expect(stale.some((old) => callsFor(h.sim, old, 'status').length > 0)).toBe(false);
+    } finally {
+      await h.redis.zrem(h.store.layout.keys(0).deadIndex(), ...stale);
     }
   });
 });

@@ -73,6 +73,8 @@ export interface Harness {
   winAfter(player: Player, arm: (creditId: string) => void): Promise<{ bet: TransactionRecord; id: string }>;
   /** A claimed win or refund whose first attempt never happened (its lease ends after leaseMs). */
   claimOnly(player: Player, kind: 'credit' | 'rollback', bet: TransactionRecord, options?: { id?: string; leaseMs?: number }): Promise<TransactionRecord>;
+  /** A bet claimed in a round of its own and not sent (what a gateway holds just before its wallet call). */
+  claimDebit(player: Player, options?: { amount?: string; leaseMs?: number }): Promise<TransactionRecord>;
   /** A debit whose inline answer says compensate: the gateway's beginCompensation and its job. */
   refusedDebit(player: Player, amount?: string): Promise<{ debit: TransactionRecord; compensationId: string; outcome: WalletOutcome }>;
   /** Waits until the record of `id` is in `state` and returns it. */
@@ -226,6 +228,10 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
       arm(id);
       await harness.settleInline(player, 'credit', bet, { id });
       return { bet, id };
+    },
+
+    claimDebit(player, opts = {}) {
+      return claim(newRecord(player, 'debit', `b-${randomUUID().slice(0, 30)}`, randomUUID(), opts.amount ?? '10.00', null), opts.leaseMs ?? 10_000);
     },
 
     async claimOnly(player, kind, bet, opts = {}) {
