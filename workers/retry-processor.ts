@@ -1,11 +1,10 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { compensationFor, compensationRef } from '../src/duties/compensation';
+import { replaceRefusedStandIn } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
-import { codedError } from '../src/lib/error-codes';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, ShardRef, TransactionStore } from '../src/store/transactions';
@@ -252,20 +251,9 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (record.state !== 'succeeded' && record.state !== 'dead' && record.state !== 'failed') return;
     const debit = await store.get(record.referenceTransactionId, shard);
     if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
-    if (record.state === 'failed' && !record.isCompensation) {
-      const started = await store.beginCompensation({
-        debit,
-        error: debit.error ?? codedError('WALLET_UNAVAILABLE'),
-        attempts: debit.attempts,
-        lastWalletCode: debit.lastWalletCode,
-        history: debit.history,
-        compensation: compensationFor(debit, now()),
-        leaseUntil: now() + graceMs,
-        replacing: record.transactionId,
-      });
-      if (started.kind === 'not_pending') return;
-      await ensureRetryJob(compensationRef(debit, started.compensationId));
-      logger.warn({ transaction_id: debit.transactionId, refused_refund_id: record.transactionId, compensation_id: started.compensationId }, 'refund standing in for a compensation was refused: own compensation started');
+    if (record.state === 'failed') {
+      const compensationId = await replaceRefusedStandIn({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
+      if (compensationId !== undefined) logger.warn({ transaction_id: debit.transactionId, refused_refund_id: record.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused: own compensation started');
       return;
     }
     const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';

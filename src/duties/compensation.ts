@@ -1,5 +1,6 @@
+import { codedError } from '../lib/error-codes';
 import { parseJson } from '../lib/json';
-import type { DebitRef, ShardRef } from '../store/transactions';
+import type { DebitRef, ShardRef, TransactionStore } from '../store/transactions';
 import type { NewTransaction } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
@@ -41,4 +42,40 @@ export function compensationFor(debit: DebitRef, now: number, transactionId = co
 /** What names a compensation's shard, for its retry job: its debit's player (they share a shard). */
 export function compensationRef(debit: Pick<ShardRef, 'playerId' | 'siteId'>, compensationId: string): ShardRef {
   return { transactionId: compensationId, playerId: debit.playerId, siteId: debit.siteId };
+}
+
+export interface StandInDeps {
+  readonly store: Pick<TransactionStore, 'get' | 'beginCompensation' | 'shardOf'>;
+  /** Makes sure a retry job drives the compensation started. */
+  readonly enqueue: (ref: ShardRef) => Promise<unknown>;
+  readonly now: () => number;
+  /** The new compensation's lease: the sweeper leaves it to its job until then. */
+  readonly leaseMs: number;
+}
+
+/**
+ * An engine refund that stood in for its bet's compensation (linked while its own call was still
+ * out) and that the wallet refused for good reversed nothing: the debit's own compensation replaces
+ * it. Called before the refusal is settled, the refund still holds the token while the replacement
+ * takes it over, so an `end` in between cannot terminate the token the rollback needs; the refund's
+ * job calls it again afterwards, for a refusal settled before the link was made. Returns the
+ * compensation's id, or undefined when the refund stands in for nothing (any more).
+ */
+export async function replaceRefusedStandIn(deps: StandInDeps, refund: ShardRef & { readonly referenceTransactionId: string | null; readonly isCompensation: boolean }): Promise<string | undefined> {
+  if (refund.isCompensation || refund.referenceTransactionId === null) return undefined;
+  const debit = await deps.store.get(refund.referenceTransactionId, deps.store.shardOf(refund));
+  if (debit?.kind !== 'debit' || debit.state !== 'compensating' || debit.compensationId !== refund.transactionId) return undefined;
+  const started = await deps.store.beginCompensation({
+    debit,
+    error: debit.error ?? codedError('WALLET_UNAVAILABLE'),
+    attempts: debit.attempts,
+    lastWalletCode: debit.lastWalletCode,
+    history: debit.history,
+    compensation: compensationFor(debit, deps.now()),
+    leaseUntil: deps.now() + deps.leaseMs,
+    replacing: refund.transactionId,
+  });
+  if (started.kind === 'not_pending') return undefined;
+  await deps.enqueue(compensationRef(debit, started.compensationId));
+  return started.compensationId;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { compensationFor, compensationRef } from '../duties/compensation';
+import { compensationFor, compensationRef, replaceRefusedStandIn } from '../duties/compensation';
 import { afterInlineAttempt, refusedUnsent } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
@@ -172,6 +172,11 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
 
     switch (next.kind) {
       case 'settle': {
+        // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's
+        // own compensation takes over first, while this refund still holds the token.
+        if (next.update.state === 'failed' && p.kind === 'rollback') {
+          await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS }, record);
+        }
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
         const { state, balance, error } = next.update;
         if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency }, shard);

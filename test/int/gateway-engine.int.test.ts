@@ -1,7 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
+import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { retryJobId } from '../../src/duties/queues';
+import { waitFor } from '../../src/lib/wait-for';
 import { Code } from '../../src/wallet/codes';
 import { API_KEY, engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
 
@@ -397,5 +399,34 @@ describe('wallet trouble handed to the background', () => {
     const repeat = await post(`/sessions/${sessionId}/bet`, { round_id: 'c', transaction_id: betId, amount: '1' });
     expect(repeat.status).toBe(status);
     expect(h.sim.walletCalls()).toHaveLength(0);
+  });
+
+  it('a refund a bet\'s compensation was linked to, then refused for good, hands over to the bet\'s own compensation before it lets go of the token', async () => {
+    const { sessionId } = await session();
+    const betId = uniqueId('bet');
+    const refundId = uniqueId('ref');
+    // The bet is applied after 0.5 s and its connection breaks: outcome unknown. The engine's refund
+    // of it, claimed meanwhile, is answered after 1.5 s (inside its 2 s deadline): refused for good.
+    h.sim.faults.latency('debit', 500);
+    h.sim.faults.applyThenDrop('debit', 1, { mode: 'reset', transactionId: betId });
+    h.sim.faults.latency('rollback', 1500);
+    h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refundId });
+    const bet = post(`/sessions/${sessionId}/bet`, { round_id: 'l', transaction_id: betId, amount: '3' });
+    await waitFor('the bet claimed', async () => (await h.transactions.get(betId)) !== undefined);
+    const refund = post(`/sessions/${sessionId}/refund`, { round_id: 'l', transaction_id: refundId, bet_transaction_id: betId, amount: '3' });
+    await waitFor('the refund claimed', async () => (await h.transactions.get(refundId)) !== undefined);
+    expect((await bet).status).toBe(503);
+    expect(await h.transactions.get(betId)).toMatchObject({ state: 'compensating', compensationId: refundId });
+    expect((await refund).body.error).toMatchObject({ code: 'WALLET_REJECTED', wallet_code: Code.Validation });
+    h.sim.faults.clear();
+
+    // The bet's own compensation is pending with its job, holding the token the rollback needs.
+    const own = compensationTransactionId(betId);
+    expect(await h.transactions.get(betId)).toMatchObject({ state: 'compensating', compensationId: own });
+    expect(await h.transactions.get(own)).toMatchObject({ kind: 'rollback', state: 'pending', referenceTransactionId: betId });
+    expect((await h.duties.queues.shards[0]!.retry.getJob(retryJobId(own)))?.data).toEqual({ transactionId: own });
+    const end = await post(`/sessions/${sessionId}/end`);
+    expect({ status: end.status, state: end.body.state }).toEqual({ status: 202, state: 'pending' });
+    expect(walletCalls('terminate')).toHaveLength(0);
   });
 });
