@@ -200,7 +200,8 @@ function auditRows(entries: readonly StoredAuditEntry[], withTransaction: boolea
   if (entries.length === 0) return `<tr><td colspan="${withTransaction ? 7 : 6}" class="muted">None.</td></tr>`;
   return entries
     .map(
-      (e) => `<tr data-audit><td>${iso(e.at)}</td><td>${esc(e.user)}</td><td>${esc(e.action)}</td>${withTransaction ? `<td>${txLink(e.transactionId)}</td>` : ''}<td>${esc(e.stateBefore)} → ${esc(e.stateAfter)}</td><td>${esc(e.result)}</td><td>${esc(e.note)}</td></tr>`,
+      // An action on a dead debit moves its compensation: the states are the compensation's, named.
+      (e) => `<tr data-audit><td>${iso(e.at)}</td><td>${esc(e.user)}</td><td>${esc(e.action)}</td>${withTransaction ? `<td>${txLink(e.transactionId)}</td>` : ''}<td>${e.targetId !== '' && e.targetId !== e.transactionId ? `compensation ${txLink(e.targetId)}: ` : ''}${esc(e.stateBefore)} → ${esc(e.stateAfter)}</td><td>${esc(e.result)}</td><td>${esc(e.note)}</td></tr>`,
     )
     .join('');
 }
@@ -259,7 +260,12 @@ ${
         'resolve',
         'Resolve manually (no wallet call)',
         'Resolve',
-        `<fieldset><legend>What did the wallet show?</legend>
+        r.kind === 'debit'
+          ? // A dead debit is resolved through its compensation: what the operator states is about the stake.
+            `<fieldset><legend>What did the wallet show? (the bet's rollback ${esc(r.compensationId ?? '')} is resolved)</legend>
+<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> The stake is back with the player (the rollback, or a refund made at the wallet) → bet compensated</label>
+<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> The bet was never applied (nothing to give back) → bet failed</label></fieldset>`
+          : `<fieldset><legend>What did the wallet show?</legend>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> Applied at the wallet → succeeded</label>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> Not applied, and it will not be</label></fieldset>`,
         'danger',

@@ -124,6 +124,28 @@ describe('resolve', () => {
     expect(detail.body.round[0].round_id).toBe(roundId);
   });
 
+  it('a dead bet is resolved through its compensation: its page asks about the stake, the audit rows name the compensation', async () => {
+    const { sessionId } = await launch(h);
+    const debitId = uniqueId('b');
+    // Applied at the wallet, answer lost: refused to the engine, compensated; the compensation dies, the bet with it.
+    h.sim.faults.applyThenDrop('debit', 1, { mode: 'reset', transactionId: debitId });
+    expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: uniqueId('r'), transaction_id: debitId, amount: '4.00' })).status).toBe(503);
+    const compensation = (await h.transactions.get((await h.transactions.get(debitId))!.compensationId!))!;
+    expect(await h.transactions.settle(compensation, { state: 'dead', expect: ['pending'], note: 'retries exhausted', debitState: 'dead' })).toBe(true);
+
+    const page = await request(h.url).get(`/admin/tx/${debitId}`).set('Authorization', auth).expect(200);
+    expect(page.text).toContain('The stake is back with the player');
+    expect(page.text).toContain('The bet was never applied');
+    expect(page.text).not.toContain('Applied at the wallet → succeeded');
+
+    await request(h.url).post(`/admin/api/transactions/${debitId}/resolve`).set('Authorization', auth).send({ note: 'refunded at the wallet', outcome: 'applied' }).expect(200);
+    expect(await h.transactions.get(debitId)).toMatchObject({ state: 'compensated' });
+    const trail = await request(h.url).get('/admin/audit').set('Authorization', auth).expect(200);
+    const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx/${encodeURIComponent(debitId)}`)) ?? '';
+    expect(row).toContain(`compensation <a href="/admin/tx/${encodeURIComponent(compensation.transactionId)}"`);
+    expect(row).toContain('dead → succeeded');
+  });
+
   it('"not applied" makes a dead win failed with resolution not_applied', async () => {
     const { sessionId } = await launch(h);
     const { winId } = await round(sessionId, { bet: '1.00', win: '3.00' }, Code.InternalServiceError);
