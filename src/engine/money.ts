@@ -155,7 +155,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       // A win or refund: acknowledged and queued; its retries wait for the breaker and spend none
       // of their budget meanwhile.
       breaker.refused(p.kind === 'debit' ? 'debit' : 'inline');
-      const held = await holdBack(record, errors.walletDown());
+      const held = await holdBack(record, errors.walletDown(), false);
       if (held === 'moved') return reread(record, lastBalance);
       return held === 'refused' ? failed(errors.walletDown()) : whenDurable(pending, shard);
     }
@@ -163,7 +163,8 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     // survive a failover before money moves. Lost with the primary while the call was out, the
     // settle would find nothing and the money the wallet moved would belong to no record.
     if (!(await durability.confirm(shard))) {
-      const held = await holdBack(record, errors.notDurable());
+      // A bet refused here is claimed afresh by its repeat: "safe to repeat" (contract 9).
+      const held = await holdBack(record, errors.notDurable(), true);
       return held === 'moved' ? reread(record, lastBalance) : failed(errors.notDurable());
     }
 
@@ -206,11 +207,12 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
 
   /**
    * A claimed call not sent inline: a bet is refused with `refusal` (nothing reached the wallet, so
-   * nothing is compensated); a win or refund is queued for a worker, acknowledged work it stays.
+   * nothing is compensated; `reclaimable`: its repeat is claimed afresh); a win or refund is queued
+   * for a worker, acknowledged work it stays.
    * 'moved' when another process (the sweeper) moved the record first.
    */
-  async function holdBack(record: NewTransaction, refusal: EngineError): Promise<'refused' | 'queued' | 'moved'> {
-    if (record.kind === 'debit') return (await transactions.settle(record, refusedUnsent(refusal))) ? 'refused' : 'moved';
+  async function holdBack(record: NewTransaction, refusal: EngineError, reclaimable: boolean): Promise<'refused' | 'queued' | 'moved'> {
+    if (record.kind === 'debit') return (await transactions.settle(record, { ...refusedUnsent(refusal), reclaimable })) ? 'refused' : 'moved';
     if (!(await transactions.settle(record, { state: 'pending', expect: ['pending'], queued: true }))) return 'moved';
     await duties.enqueueRetry(record, 0);
     return 'queued';

@@ -14,7 +14,7 @@ import type { AttemptLogEntry, NewTransaction, Resolution, TransactionError, Tra
 
 /** The record fields an update may set. */
 export type RecordUpdate = Partial<
-  Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil' | 'queued' | 'resolution'>
+  Pick<TransactionRecord, 'state' | 'attempts' | 'lastWalletCode' | 'history' | 'balance' | 'error' | 'note' | 'inFlightUntil' | 'queued' | 'reclaimable' | 'resolution'>
 >;
 
 export const RECORD_FIELDS = {
@@ -42,6 +42,7 @@ export const RECORD_FIELDS = {
   isCompensation: 'is_compensation',
   deferred: 'deferred',
   queued: 'queued',
+  reclaimable: 'reclaim',
   inFlightUntil: 'in_flight_until',
   recheckUntil: 'recheck_until',
   error: 'error',
@@ -145,6 +146,7 @@ export function decodeRecord(h: Record<string, string>): TransactionRecord | und
     isCompensation: h[f.isCompensation] === '1',
     deferred: h[f.deferred] === '1',
     queued: h[f.queued] === '1',
+    reclaimable: h[f.reclaimable] === '1',
     inFlightUntil: h[f.inFlightUntil] ? Number(h[f.inFlightUntil]) : null,
     recheckUntil: h[f.recheckUntil] ? Number(h[f.recheckUntil]) : null,
     error: parseError(h[f.error]),
@@ -205,6 +207,7 @@ export function updateFields(u: RecordUpdate, now: number): string[] {
   if (u.error !== undefined) out.push(f.error, u.error === null ? '' : JSON.stringify(u.error));
   if (u.note !== undefined) out.push(f.note, u.note ?? '');
   if (u.queued !== undefined) out.push(f.queued, flag(u.queued));
+  if (u.reclaimable !== undefined) out.push(f.reclaimable, flag(u.reclaimable));
   if (u.inFlightUntil !== undefined) out.push(f.inFlightUntil, u.inFlightUntil === null ? '' : String(u.inFlightUntil));
   if (u.resolution !== undefined) out.push(f.resolution, u.resolution ?? '');
   return out;

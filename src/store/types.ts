@@ -84,6 +84,11 @@ export interface TransactionRecord {
    */
   readonly queued: boolean;
   /**
+   * A bet refused before it was sent because its claim was not durable (503 NOT_DURABLE, "safe to
+   * repeat"): a repeat with the same body is claimed afresh, not answered from this record.
+   */
+  readonly reclaimable: boolean;
+  /**
    * A worker run is sending an attempt until then (set with the attempt's placeholder, cleared by
    * its settle): another run of the same job — a stalled job picked up again — must not send
    * meanwhile. Past it, a placeholder left behind means its run died.
@@ -117,6 +122,7 @@ export type NewTransaction = Omit<
   | 'updatedAt'
   | 'deferred'
   | 'queued'
+  | 'reclaimable'
   | 'inFlightUntil'
   | 'recheckUntil'
   | 'resolution'

@@ -1,6 +1,7 @@
 --[[
   Claims a transaction id before any wallet call: idempotency, the session's state and the round
-  rules, decided and recorded in one step.
+  rules, decided and recorded in one step. A record marked `reclaim` (a bet refused unsent, its
+  claim not durable) is no answer to a repeat: the repeat is claimed afresh.
 
   Input:
     KEYS[1] transaction record
@@ -49,10 +50,16 @@ local FIRST_FIELD = 13
 local existing = redis.call('HGET', txKey, 'body_hash')
 if existing then
   if existing ~= bodyHash then return {'conflict'} end
-  local rec = redis.call('HGETALL', txKey)
-  table.insert(rec, 1, redis.call('HGET', sessionKey, 'balance'))
-  table.insert(rec, 1, 'duplicate')
-  return rec
+  -- A bet refused unsent because its claim was not durable ("safe to repeat"): claimed afresh. It
+  -- gave its round back and left every index when it was refused.
+  if redis.call('HGET', txKey, 'reclaim') == '1' then
+    redis.call('DEL', txKey)
+  else
+    local rec = redis.call('HGETALL', txKey)
+    table.insert(rec, 1, redis.call('HGET', sessionKey, 'balance'))
+    table.insert(rec, 1, 'duplicate')
+    return rec
+  end
 end
 
 local session = redis.call('HMGET', sessionKey, 'state', 'balance')
