@@ -162,7 +162,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     // Write-ahead: the claim is what tells the sweeper this call may be at the wallet, so it must
     // survive a failover before money moves. Lost with the primary while the call was out, the
     // settle would find nothing and the money the wallet moved would belong to no record.
-    if (!(await durability.confirm(shard))) {
+    if (!(await durability.confirmStore(shard))) {
       // A bet refused here is claimed afresh by its repeat: "safe to repeat" (contract 9).
       const held = await holdBack(record, errors.notDurable(), true);
       return held === 'moved' ? reread(record, lastBalance) : failed(errors.notDurable());

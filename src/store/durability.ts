@@ -15,6 +15,8 @@ import type { ShardLayout } from './shards';
 export interface Durability {
   /** The writes this process made so far in `shard` reached the replicas in time (true), or not (false). */
   confirm(shard: number): Promise<boolean>;
+  /** Only what the store's own connection (the first) wrote in `shard`: a claim, before its wallet call. */
+  confirmStore(shard: number): Promise<boolean>;
   /**
    * What this process read in `shard` (a stored record another process may have written) reached
    * the replicas: a marker write first, so the WAIT after it covers everything written before.
@@ -25,11 +27,12 @@ export interface Durability {
 /** REDIS_MIN_REPLICAS=0: nothing to wait for, nothing sent. */
 export const PRIMARY_ONLY: Durability = Object.freeze({
   confirm: () => Promise.resolve(true),
+  confirmStore: () => Promise.resolve(true),
   confirmRead: () => Promise.resolve(true),
 });
 
 export interface ReplicaDurabilityOptions {
-  /** Every connection that writes an answer's state; the first one also writes the read marker. */
+  /** Every connection that writes an answer's state; the first (the store's) also writes the read marker. */
   readonly connections: readonly [RedisClient, ...RedisClient[]];
   readonly minReplicas: number;
   readonly waitMs: number;
@@ -85,6 +88,7 @@ export function replicaDurability(options: ReplicaDurabilityOptions): Durability
   const confirm = async (shard: number): Promise<boolean> => (await Promise.all(connections.map((c) => waitOn(c, shard)))).every(Boolean);
   return {
     confirm,
+    confirmStore: (shard) => waitOn(connections[0], shard),
     async confirmRead(shard) {
       try {
         await withDeadline(connections[0].incr(layout.keys(shard).durabilityMarker()), waitMs + ANSWER_MARGIN_MS, 'durability marker');
