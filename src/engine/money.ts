@@ -232,7 +232,9 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     // The session id names its shard even once the session expired.
     const shard = transactions.layout.shardOfId(sessionId);
     const existing = shard === undefined ? undefined : await transactions.get(p.transactionId, shard);
-    if (existing === undefined || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
+    // A bet refused unsent as not durable is no answer: a repeat would be claimed afresh, and is
+    // refused as any new bet of a session that is gone.
+    if (existing === undefined || existing.reclaimable || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
     const digits = currencyDigits(config, existing.currency);
     if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());
     if (existing.bodyHash !== bodyHash(sessionId, p, toMinor(p.amount, digits).toString())) return failed(errors.conflict());

@@ -99,6 +99,23 @@ it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing s
   expect({ status: ended.status, state: (ended.body as { state: string }).state }).toEqual({ status: 202, state: 'pending' });
 });
 
+it('a bet refused NOT_DURABLE whose session is gone by the repeat is answered SESSION_NOT_FOUND, not 503 again', async () => {
+  const h = await gatewayOn(1);
+  const { sessionId } = await launch(h);
+  await replica.kill();
+  const bet = { round_id: uniqueId('r'), transaction_id: uniqueId('b'), amount: '1.00' };
+  const first = await engine(h, `/sessions/${sessionId}/bet`, bet);
+  expect({ status: first.status, code: codeOf(first) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  await replica.start();
+  await primary.waitForReplicas(1);
+  // The session expires before the engine repeats (its key's TTL ran out).
+  await h.redis.del(h.keys.session(sessionId));
+  expect(await h.sessions.get(sessionId)).toBeUndefined();
+  const again = await engine(h, `/sessions/${sessionId}/bet`, bet);
+  expect({ status: again.status, code: codeOf(again) }).toEqual({ status: 404, code: 'SESSION_NOT_FOUND' });
+  expect(sent(h, 'debit', bet.transaction_id)).toBe(0);
+});
+
 it('a win queued while the wallet breaker is open is acknowledged only once a replica has it', async () => {
   const h = await gatewayOn(1);
   const { sessionId } = await launch(h);
