@@ -162,5 +162,47 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       expect(h.sim.calls().filter((c) => c.transactionId === refund.transactionId)).toHaveLength(1);
       expect(balance()).toBe(start);
     });
+
+    it('a refund refused for good whose link lands between the gateway\'s look at the bet and its settle still hands over at once', async () => {
+      const start = balance();
+      const { bet, lost } = await lostDebit();
+      const refundId = newId('rollback');
+      h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refundId });
+
+      // The refund's gateway looks at the bet (still pending: nothing to hand over) and, right then,
+      // the bet's own gateway concludes "compensate" and links the refund, whose job the worker parks.
+      const store = h.store as { get: typeof h.store.get };
+      const realGet = store.get.bind(h.store);
+      let linked: string | undefined;
+      store.get = async (id, shard) => {
+        const read = await realGet(id, shard);
+        if (linked === undefined && id === bet.transactionId && read?.state === 'pending') {
+          const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+          if (next.kind !== 'compensate') throw new Error('expected compensate');
+          linked = (await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 })).kind;
+          await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
+          await waitFor('the refund job parked', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(refundId))) === 'delayed', 10_000);
+        }
+        return read;
+      };
+      try {
+        const refund = await fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/refund`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' },
+          body: JSON.stringify({ round_id: bet.roundId, transaction_id: refundId, bet_transaction_id: bet.transactionId, amount: 10 }),
+        });
+        expect({ linked, status: refund.status }).toEqual({ linked: 'linked', status: 422 });
+      } finally {
+        store.get = realGet;
+      }
+
+      // Handed over by the gateway after its settle, not left to the parked job: the bet's own
+      // compensation holds the token, so `end` waits, and the stake comes back.
+      expect(await h.store.get(bet.transactionId)).toMatchObject({ compensationId: compensationTransactionId(bet.transactionId) });
+      const end = await fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
+      expect(end.status).toBe(202);
+      expect(await debitSettled(bet.transactionId)).toMatchObject({ state: 'compensated' });
+      expect(balance()).toBe(start);
+    });
   });
 });
