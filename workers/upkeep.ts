@@ -169,23 +169,33 @@ async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Prom
   return added;
 }
 
+/** Where a process's next dead-check run reads on from: a time of death (0: the window's start). */
+export interface DeadCheckCursor {
+  from: number;
+}
+
 /**
  * The slow check of dead credits and rollbacks: while a record is younger than the window, wallet
  * `status` is asked whether it was applied after all; if so it becomes succeeded and leaves the
  * operators' list. Returns how many were settled.
  */
-export async function deadCheck(deps: UpkeepDeps): Promise<number> {
+export async function deadCheck(deps: UpkeepDeps, cursor: DeadCheckCursor = { from: 0 }): Promise<number> {
   const { store, wallet, logger, now } = deps;
   // Read the ids first: settling removes entries and would shift the pages. Only those that died
-  // within the window: older ones stay dead until an operator acts, and read first (oldest first)
-  // a backlog of them would take every place in the batch, for good.
+  // within the window (older ones stay dead until an operator acts), oldest first from the cursor:
+  // after a full batch the next run goes on after it, so a burst of deaths the wallet never applied
+  // cannot hold every place in the batch for its whole window; after a short one it starts over.
   if (!deps.breaker.allowsCalls()) return 0;
-  const ids = await store.deadBetween(now() - deps.deadCheckWindowMs, now(), DEAD_CHECK_BATCH);
+  const ids = await store.deadBetween(Math.max(now() - deps.deadCheckWindowMs, cursor.from), now(), DEAD_CHECK_BATCH);
+  let lastDeath = 0;
   let settled = 0;
   for (const id of ids) {
     try {
       const record = await store.get(id);
-      if (record?.state !== 'dead' || record.kind === 'debit') continue;
+      if (record?.state !== 'dead') continue;
+      // A dead record's last update is its death: its score in the dead index.
+      lastDeath = Math.max(lastDeath, record.updatedAt);
+      if (record.kind === 'debit') continue;
       if (now() - record.updatedAt > deps.deadCheckWindowMs) continue;
       // A dead record keeps its wallet body; without one there is nothing to ask with.
       const fields = statusFieldsFor(record);
@@ -200,6 +210,7 @@ export async function deadCheck(deps: UpkeepDeps): Promise<number> {
       logger.error({ err, transaction_id: id }, 'dead-check of a record failed');
     }
   }
+  cursor.from = ids.length === DEAD_CHECK_BATCH ? lastDeath : 0;
   return settled + (await recheckNeverApplied(deps));
 }
 

@@ -16,7 +16,7 @@ import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
 import { createTerminateProcessor } from './terminate-processor';
 import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
-import { deadCheck, sweep, type UpkeepDeps } from './upkeep';
+import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from './upkeep';
 
 /**
  * Lock and stall settings for money jobs (docs/background.md):
@@ -123,6 +123,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     breaker,
     now,
   };
+  // This process's place in the dead-check's window, kept from run to run.
+  const deadCheckCursor: DeadCheckCursor = { from: 0 };
   const retryProcessorOf = (shard: number) => createRetryProcessor({
     store,
     ensureRetryJob: (record) => ensureRetryJob(queues, record, 0),
@@ -201,7 +203,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         watched(
           new Worker(
             QUEUE_NAMES.upkeep,
-            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps) : (await sweep(upkeepDeps)).examined),
+            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps, deadCheckCursor) : (await sweep(upkeepDeps)).examined),
             { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
           ),
         ),
@@ -241,7 +243,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     metrics,
     metricsUrl: metricsServer?.url,
     sweepNow: () => sweepNow(),
-    deadCheckNow: () => deadCheck(upkeepDeps),
+    deadCheckNow: () => deadCheck(upkeepDeps, deadCheckCursor),
     close() {
       closing ??= closers.closeAll().then(() => {
         logger.info('worker stopped');
