@@ -354,53 +354,56 @@ describe('job ids', () => {
 });
 
 describe('dead-check behind a backlog or a burst', () => {
-  it('still asks about a record that died today when more than a batch of records older than the window wait for an operator', async () => {
-    // DEAD_CHECK_BATCH bets that went dead two days ago, past the window, that no operator acted on yet.
-    const twoDaysAgo = Date.now() - 2 * 24 * 3600 * 1000;
-    const oldStore = createTransactionStore(h.redis, h.store.layout, 3600, () => twoDaysAgo);
-    const stale: string[] = [];
+  /**
+   * DEAD_CHECK_BATCH bets made dead through `store` (its clock says when they died), as bets whose
+   * compensation died leave them; their ids, taken out of the dead index again by `forget`.
+   */
+  async function deadBets(store: Pick<typeof h.store, 'settle'>): Promise<string[]> {
+    const ids: string[] = [];
     for (let i = 0; i < DEAD_CHECK_BATCH; i += 100) {
-      stale.push(...(await Promise.all(Array.from({ length: 100 }, async () => {
+      ids.push(...(await Promise.all(Array.from({ length: 100 }, async () => {
         const claimed = await h.claimDebit(player, { leaseMs: 3_600_000 });
-        expect(await oldStore.settle(claimed, { state: 'dead', expect: ['pending'], note: 'rollback refused' })).toBe(true);
+        expect(await store.settle(claimed, { state: 'dead', expect: ['pending'], note: 'rollback refused' })).toBe(true);
         return claimed.transactionId;
       }))));
     }
-    try {
-      // Today a win dies (34 four times), then the wallet takes the very same request late.
-      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: creditId }));
-      const dead = await h.inState(id, 'dead');
-      expect((await h.wallet.send('credit', dead.walletBody)).kind).toBe('ok');
+    return ids;
+  }
+  const forget = (ids: string[]) => h.redis.zrem(h.store.layout.keys(0).deadIndex(), ...ids);
 
+  /** Today a win dies (34 four times), then the wallet takes the very same request late. */
+  async function winAppliedLate(): Promise<string> {
+    const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: creditId }));
+    const dead = await h.inState(id, 'dead');
+    expect((await h.wallet.send('credit', dead.walletBody)).kind).toBe('ok');
+    return id;
+  }
+
+  it('still asks about a record that died today when more than a batch of records older than the window wait for an operator', async () => {
+    // They went dead two days ago, past the window, and no operator acted on them yet.
+    const twoDaysAgo = Date.now() - 2 * 24 * 3600 * 1000;
+    const stale = await deadBets(createTransactionStore(h.redis, h.store.layout, 3600, () => twoDaysAgo));
+    try {
+      const id = await winAppliedLate();
       expect(await worker.deadCheckNow()).toBe(1);
       expect(await h.store.get(id)).toMatchObject({ state: 'succeeded' });
       expect(stale.some((old) => callsFor(h.sim, old, 'status').length > 0)).toBe(false);
     } finally {
-      await h.redis.zrem(h.store.layout.keys(0).deadIndex(), ...stale);
+      await forget(stale);
     }
   });
 
   it('goes on after a full batch: a burst of deaths within the window does not hold every place in it', async () => {
-    // An outage leaves more than a batch dead within minutes (bets whose compensation died here).
-    const burst: string[] = [];
-    for (let i = 0; i < DEAD_CHECK_BATCH; i += 100) {
-      burst.push(...(await Promise.all(Array.from({ length: 100 }, async () => {
-        const claimed = await h.claimDebit(player, { leaseMs: 3_600_000 });
-        expect(await h.store.settle(claimed, { state: 'dead', expect: ['pending'], note: 'rollback refused' })).toBe(true);
-        return claimed.transactionId;
-      }))));
-    }
+    // An outage leaves more than a batch dead within minutes.
+    const burst = await deadBets(h.store);
     try {
-      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.TransactionNotFound, { transactionId: creditId }));
-      const dead = await h.inState(id, 'dead');
-      expect((await h.wallet.send('credit', dead.walletBody)).kind).toBe('ok');
-
+      const id = await winAppliedLate();
       // The first run reads the burst's batch; the next goes on after it and finds the win.
       expect(await worker.deadCheckNow()).toBe(0);
       expect(await worker.deadCheckNow()).toBe(1);
       expect(await h.store.get(id)).toMatchObject({ state: 'succeeded' });
     } finally {
-      await h.redis.zrem(h.store.layout.keys(0).deadIndex(), ...burst);
+      await forget(burst);
     }
   });
 });
