@@ -11,7 +11,10 @@ import { u64 } from '../lib/schemas';
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 /** A delay handed to a timer: node runs one longer than 2^31−1 ms after 1 ms instead. */
-const timerMs = positiveInt.max(2 ** 31 - 1, 'must be at most 2147483647 (the longest timer node keeps)');
+const TIMER_MAX_MS = 2 ** 31 - 1;
+const timerMs = positiveInt.max(TIMER_MAX_MS, `must be at most ${TIMER_MAX_MS} (the longest timer node keeps)`);
+/** The wallet deadline also sizes the workers' job lock, 2 × it + 5 s (workers/worker.ts lockSettings): that must fit a timer too. */
+const WALLET_TIMEOUT_MAX_MS = Math.floor((TIMER_MAX_MS - 5_000) / 2);
 const nonEmpty = z.string().min(1);
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -69,7 +72,7 @@ const wallet = {
   WALLET_SIGNING_SECRET: nonEmpty,
   WALLET_SIGNATURE_ALGO: z.enum(['sha256', 'sha512']).default('sha256'),
   WALLET_SIGNATURE_ENCODING: z.enum(['hex', 'base64']).default('hex'),
-  WALLET_TIMEOUT_MS: timerMs.default(5000),
+  WALLET_TIMEOUT_MS: positiveInt.max(WALLET_TIMEOUT_MAX_MS, `must be at most ${WALLET_TIMEOUT_MAX_MS} (twice it plus 5 s is the workers' job lock, a timer)`).default(5000),
   WALLET_HOST_HEADER: z.string().optional(),
   /** Keep-alive connections to the wallet (HTTP/1.1); with HTTP/2 one connection multiplexes. */
   WALLET_CONNECTIONS: positiveInt.default(64),

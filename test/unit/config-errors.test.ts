@@ -36,10 +36,18 @@ describe('configuration errors', () => {
     }
   });
 
-  it.each(['WALLET_TIMEOUT_MS', 'SWEEP_INTERVAL_MS', 'DEAD_CHECK_INTERVAL_MS'])('%s past the longest timer (2^31−1 ms) is refused, not run as a 1 ms timer', (variable) => {
+  it.each(['SWEEP_INTERVAL_MS', 'DEAD_CHECK_INTERVAL_MS'])('%s past the longest timer (2^31−1 ms) is refused, not run as a 1 ms timer', (variable) => {
     for (const load of [loadGatewayConfig, loadWorkerConfig]) {
       expect(messageOf(() => load({ ...valid, [variable]: '2147483648' }))).toContain(`${variable}: must be at most 2147483647`);
-      expect(load({ ...valid, [variable]: '2147483647' })[variable as 'WALLET_TIMEOUT_MS']).toBe(2147483647);
+      expect(load({ ...valid, [variable]: '2147483647' })[variable as 'SWEEP_INTERVAL_MS']).toBe(2147483647);
+    }
+  });
+
+  it('WALLET_TIMEOUT_MS is refused where the workers\' job lock (2 × it + 5 s) would pass the longest timer', () => {
+    for (const load of [loadGatewayConfig, loadWorkerConfig]) {
+      expect(messageOf(() => load({ ...valid, WALLET_TIMEOUT_MS: '1073739324' }))).toContain('WALLET_TIMEOUT_MS: must be at most 1073739323');
+      const config = load({ ...valid, WALLET_TIMEOUT_MS: '1073739323' });
+      expect(2 * config.WALLET_TIMEOUT_MS + 5_000).toBeLessThanOrEqual(2 ** 31 - 1);
     }
   });
 
