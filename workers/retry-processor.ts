@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { replaceRefusedStandIn } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
-import { afterRetryAttempt, afterTriage, type RetryNext, type Triage } from '../src/duties/settlement';
+import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
@@ -93,12 +93,11 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       throw new DelayedError();
     }
 
-    // An engine call whose first try is made inline (no attempt recorded, not held, not queued; a
-    // compensation is the worker's from the start) may still be at the wallet: an engine refund
-    // linked as a debit's compensation gets its job at once. Not sent a second time alongside it;
-    // past that call's deadline the run goes on (the same id, which the wallet dedupes, if the
-    // inline call never settled).
-    if (record.attempts === 0 && !record.deferred && !record.queued && !record.isCompensation && record.createdAt + inFlightMs > now()) {
+    // An engine call whose inline first try is not recorded yet may still be at the wallet: an
+    // engine refund linked as a debit's compensation gets its job at once. Not sent a second time
+    // alongside it; past that call's deadline the run goes on (the same id, which the wallet
+    // dedupes, if the inline call never settled).
+    if (record.attempts === 0 && firstTryIsInline(record) && record.createdAt + inFlightMs > now()) {
       const inlineUntil = record.createdAt + inFlightMs;
       if (token === undefined) throw new RetryLater(inlineUntil - now(), 'inline call may be out');
       await job.moveToDelayed(inlineUntil, token);
@@ -248,14 +247,15 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
    */
   async function reconcileCompensatedDebit(record: TransactionRecord): Promise<void> {
     if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
-    if (record.state !== 'succeeded' && record.state !== 'dead' && record.state !== 'failed') return;
-    const debit = await store.get(record.referenceTransactionId, shard);
-    if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
     if (record.state === 'failed') {
+      // (It reads the debit itself, and acts only while the debit still names this refund.)
       const compensationId = await replaceRefusedStandIn({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
-      if (compensationId !== undefined) logger.warn({ transaction_id: debit.transactionId, refused_refund_id: record.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused: own compensation started');
+      if (compensationId !== undefined) logger.warn({ transaction_id: record.referenceTransactionId, refused_refund_id: record.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused: own compensation started');
       return;
     }
+    if (record.state !== 'succeeded' && record.state !== 'dead') return;
+    const debit = await store.get(record.referenceTransactionId, shard);
+    if (debit?.state !== 'compensating' || debit.compensationId !== record.transactionId) return;
     const debitState: TransactionState = record.state === 'succeeded' ? 'compensated' : 'dead';
     await store.settle(record, { state: record.state, expect: [record.state], debitState });
     logger.info({ transaction_id: record.transactionId, debit_id: debit.transactionId, debit_state: debitState }, 'debit settled from its compensation');

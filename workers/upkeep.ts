@@ -1,6 +1,7 @@
 import { compensationFor, compensationRef } from '../src/duties/compensation';
 import { compensationTransactionId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
+import { firstTryIsInline } from '../src/duties/settlement';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
 import { codedError } from '../src/lib/error-codes';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
@@ -158,7 +159,7 @@ async function redrivePending(deps: UpkeepDeps, record: TransactionRecord): Prom
   // settled (its gateway died, or Redis lost the write) may have reached the wallet: that try
   // counts (contract 5.3). None was made for a held round closer, a call queued unsent (the wallet
   // was down, or the claim not durable) or a compensation (only workers send those, counted first).
-  const lostInline = record.attempts === 0 && !record.deferred && !record.queued && !record.isCompensation;
+  const lostInline = record.attempts === 0 && firstTryIsInline(record);
   await store.settle(record, {
     state: 'pending',
     expect: ['pending'],

@@ -124,6 +124,15 @@ export function refusedUnsent(error: TransactionError): SettleUpdate {
   return { expect: ['pending'], state: 'failed', error, releaseRound: true, attempts: 0 };
 }
 
+/**
+ * The gateway makes this record's first try itself, inline, right after its claim: it is not a held
+ * round closer, not a call queued unsent, not a compensation (only workers send those, counting the
+ * try first). With no attempt recorded yet, that try may still be out, or was lost with its process.
+ */
+export function firstTryIsInline(record: Pick<TransactionRecord, 'deferred' | 'queued' | 'isCompensation'>): boolean {
+  return !record.deferred && !record.queued && !record.isCompensation;
+}
+
 /** The first attempt, made inline before the engine is answered: a refusal here is the engine's answer. */
 export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
   const { record, outcome } = input;

@@ -79,8 +79,9 @@ export interface TransactionRecord {
    */
   readonly deferred: boolean;
   /**
-   * A credit/rollback acknowledged (202) without an inline attempt because the wallet circuit
-   * breaker was not closed: queued for the background, never sent by the gateway.
+   * A credit/rollback taken without an inline attempt because the wallet circuit breaker was not
+   * closed (acknowledged 202) or its claim was not durable (503 NOT_DURABLE): queued for the
+   * background, never sent by the gateway.
    */
   readonly queued: boolean;
   /**

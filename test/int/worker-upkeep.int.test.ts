@@ -68,6 +68,7 @@ describe('sweeper', () => {
     // Nothing reached the wallet before: the one try is the worker's (contract 5.3), and the spec's budget is whole.
     expect(await h.inState(claimed.transactionId, 'succeeded')).toMatchObject({ attempts: 1, history: [1] });
     expect(callsFor(h.sim, claimed.transactionId, 'credit')).toHaveLength(1);
+    expect(h.sim.ledger.appliedCount(claimed.transactionId)).toBe(1);
   });
 
   /** A debit claimed by a gateway that died before it settled anything (its lease is over). */

@@ -1,5 +1,5 @@
 import { compensationTransactionId } from '../../src/duties/compensation-id';
-import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
+import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, firstTryIsInline, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
 
@@ -160,5 +160,15 @@ describe('errorFor', () => {
   it('maps codes outside the spec table to 422', () => {
     expect(errorFor(rejected(777))).toMatchObject({ code: 'WALLET_REJECTED', walletCode: 777, httpStatus: 422 });
     expect(errorFor(rejected(Code.SiteDisabled))).toMatchObject({ httpStatus: 403 });
+  });
+});
+
+describe('firstTryIsInline', () => {
+  const engineCall = { deferred: false, queued: false, isCompensation: false };
+  it('is true for an engine call claimed for its inline try, false for what only a worker sends', () => {
+    expect(firstTryIsInline(engineCall)).toBe(true);
+    expect(firstTryIsInline({ ...engineCall, deferred: true })).toBe(false);
+    expect(firstTryIsInline({ ...engineCall, queued: true })).toBe(false);
+    expect(firstTryIsInline({ ...engineCall, isCompensation: true })).toBe(false);
   });
 });
