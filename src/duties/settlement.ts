@@ -142,7 +142,8 @@ export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
   const attempt = attemptOf(outcome, input.now);
   const base = { expect: ['pending'] as TransactionState[], attempts: 1, lastWalletCode, history, attempt };
 
-  if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, false) };
+  // A refund the bet's compensation was linked to while it was out compensates that bet at once.
+  if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, record.kind === 'rollback') };
   const refused: Settle = { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
   if (record.kind === 'debit') {
     if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) {

@@ -173,15 +173,13 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
 
     switch (next.kind) {
       case 'settle': {
-        // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's
-        // own compensation takes over first, while this refund still holds the token; and once more
-        // after the settle, for a link made between that look and the settle (the refund's job
-        // would otherwise make it only after the refund's deadline).
-        const refusedRefund = next.update.state === 'failed' && p.kind === 'rollback';
-        const handOver = () => replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS }, record);
-        if (refusedRefund) await handOver();
         if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
-        if (refusedRefund) await handOver();
+        // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's
+        // own compensation takes over now (the refund's job would make it only after the refund's
+        // deadline). The debit holds its token until then, so `end` waits.
+        if (next.update.state === 'failed' && p.kind === 'rollback') {
+          await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS }, record);
+        }
         const { state, balance, error } = next.update;
         if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency }, shard);
         // A refusal with nothing queued behind it: lost, a repeat is claimed and refused afresh.

@@ -5,10 +5,13 @@
 export interface Keys {
   session(sessionId: string): string;
   /**
-   * SET of the ids still pending or dead under one wallet token (dead work still needs the token). Sessions of a relaunch share the token, and
-   * terminate deactivates it for all of them, so `end` waits for this set, not a per-session one.
+   * SET of the ids still pending or dead under one wallet token (dead work still needs the token), and of its debits being compensated
+   * (whatever token their compensation's rollback is on). Sessions of a relaunch share the token, and terminate deactivates it for all of
+   * them, so `end` waits for this set, not a per-session one.
    */
   tokenPending(tokenRef: string): string;
+  /** tokenPending(ref) is this + ref: scripts name a referenced debit's set from it. */
+  tokenPendingPrefix(): string;
   /**
    * HASH of one wallet token: what its terminate sends (token, player, site, currency, game) and
    * where ending it stands (state: absent = active, `terminating` once the decision is taken,
@@ -55,10 +58,12 @@ export interface Keys {
 }
 
 export function keysFor(prefix: string): Keys {
+  const tokenPendingPrefix = `${prefix}:token-pending:`;
   return {
     session: (id) => `${prefix}:session:${id}`,
     sessionPrefix: () => `${prefix}:session:`,
-    tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
+    tokenPending: (ref) => tokenPendingPrefix + ref,
+    tokenPendingPrefix: () => tokenPendingPrefix,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,

@@ -252,6 +252,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.watchDebit === undefined ? '' : String(update.watchDebit.firstCheckAt),
     update.attempt === undefined ? '' : encodeAttempt(update.attempt),
     String(ATTEMPT_LOG_CAP),
+    keys.tokenPendingPrefix(),
     ...updateFields(update, now),
   ],
 }), { packed: true });
@@ -306,6 +307,7 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
       String(now),
       input.debitState ?? '',
       String(AUDIT_CAP),
+      keys.tokenPendingPrefix(),
       String(fields.length),
       ...fields,
       ...auditFields(input.audit),

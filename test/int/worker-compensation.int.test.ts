@@ -15,6 +15,23 @@ let player: Player;
 
 const balance = () => h.sim.ledger.balanceOf(player.fields.player_id)!;
 
+/** The bet's compensation, linked to the refund claimed (and out at the wallet) before it. */
+async function linkCompensation(bet: TransactionRecord, lost: WalletOutcome, refundId: string): Promise<void> {
+  const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+  if (next.kind !== 'compensate') throw new Error('expected compensate');
+  const started = await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 });
+  expect(started).toEqual({ kind: 'linked', compensationId: refundId });
+  // The link queues the refund's job at once; the worker leaves it alone while its inline call may be out.
+  await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
+  await waitFor('the refund job set aside until the inline call is over', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(refundId))) === 'delayed', 10_000);
+}
+
+const endSession = (of: Player) =>
+  fetch(`${h.url}/engine/v1/sessions/${of.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
+
+/** The wallet calls of one token, in the order the wallet saw them. */
+const tokenCalls = (of: Player) => h.sim.calls().filter((c) => c.body?.token === of.fields.token).map((c) => c.operation);
+
 const debitSettled = (id: string) =>
   waitFor(`debit ${id} settled`, async () => {
     const record = await h.store.get(id);
@@ -22,8 +39,8 @@ const debitSettled = (id: string) =>
   }, 20_000);
 
 /** A bet claimed and applied at the wallet whose answer never came (the inline call's outcome: unknown). */
-async function lostDebit(): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
-  const bet = await h.claimDebit(player);
+async function lostDebit(of: Player = player): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
+  const bet = await h.claimDebit(of);
   h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
   const lost = await h.wallet.send('debit', bet.walletBody);
   expect(lost.kind).toBe('unknown');
@@ -137,14 +154,7 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       // ... while the engine's refund of it is claimed and still out at the wallet: the debit's
       // compensation is linked to it.
       const refund = await h.claimOnly(player, 'rollback', bet);
-      const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
-      if (next.kind !== 'compensate') throw new Error('expected compensate');
-      const started = await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 });
-      expect(started).toEqual({ kind: 'linked', compensationId: refund.transactionId });
-      // The link queues the refund's job at once; the worker leaves it alone while its inline call may be out.
-      await h.duties.enqueueRetry({ ...bet, transactionId: refund.transactionId }, 0);
-      const job = h.duties.queues.shards[0]!.retry;
-      await waitFor('the refund job set aside until the inline call is over', async () => (await job.getJobState(retryJobId(refund.transactionId))) === 'delayed', 10_000);
+      await linkCompensation(bet, lost, refund.transactionId);
       expect(h.sim.calls().filter((c) => c.transactionId === refund.transactionId)).toEqual([]);
 
       // The refund's own call comes back refused for good: the engine gets its 4xx, and nothing was reversed.
@@ -163,46 +173,67 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       expect(balance()).toBe(start);
     });
 
-    it('a refund refused for good whose link lands between the gateway\'s look at the bet and its settle still hands over at once', async () => {
-      const start = balance();
-      const { bet, lost } = await lostDebit();
+    it('`end` between a linked refund\'s refusal for good and the hand-over waits: the stake comes back before the terminate', async () => {
+      const own = await h.newPlayer();
+      const start = h.sim.ledger.balanceOf(own.fields.player_id);
+      const { bet, lost } = await lostDebit(own);
       const refundId = newId('rollback');
       h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refundId });
 
-      // The refund's gateway looks at the bet (still pending: nothing to hand over) and, right then,
-      // the bet's own gateway concludes "compensate" and links the refund, whose job the worker parks.
-      const store = h.store as { get: typeof h.store.get };
-      const realGet = store.get.bind(h.store);
-      let linked: string | undefined;
-      store.get = async (id, shard) => {
-        const read = await realGet(id, shard);
-        if (linked === undefined && id === bet.transactionId && read?.state === 'pending') {
-          const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
-          if (next.kind !== 'compensate') throw new Error('expected compensate');
-          linked = (await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 })).kind;
-          await h.duties.enqueueRetry({ ...bet, transactionId: refundId }, 0);
-          await waitFor('the refund job parked', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(refundId))) === 'delayed', 10_000);
-        }
-        return read;
+      // While the refund's call is out, the bet's own gateway concludes "compensate" and links it;
+      // the engine's `end` arrives right after the refund's refusal is settled, before its gateway
+      // hands the compensation over.
+      const store = h.store as { settle: typeof h.store.settle };
+      const realSettle = store.settle.bind(h.store);
+      let endStatus: number | undefined;
+      store.settle = async (record, update) => {
+        if (record.transactionId !== refundId || endStatus !== undefined) return realSettle(record, update);
+        await linkCompensation(bet, lost, refundId);
+        const settled = await realSettle(record, update);
+        endStatus = (await endSession(own)).status;
+        return settled;
       };
       try {
-        const refund = await fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/refund`, {
+        const refund = await fetch(`${h.url}/engine/v1/sessions/${own.session.sessionId}/refund`, {
           method: 'POST',
           headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' },
           body: JSON.stringify({ round_id: bet.roundId, transaction_id: refundId, bet_transaction_id: bet.transactionId, amount: 10 }),
         });
-        expect({ linked, status: refund.status }).toEqual({ linked: 'linked', status: 422 });
+        expect({ status: refund.status, endStatus }).toEqual({ status: 422, endStatus: 202 });
       } finally {
-        store.get = realGet;
+        store.settle = realSettle;
       }
 
-      // Handed over by the gateway after its settle, not left to the parked job: the bet's own
-      // compensation holds the token, so `end` waits, and the stake comes back.
-      expect(await h.store.get(bet.transactionId)).toMatchObject({ compensationId: compensationTransactionId(bet.transactionId) });
-      const end = await fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
-      expect(end.status).toBe(202);
-      expect(await debitSettled(bet.transactionId)).toMatchObject({ state: 'compensated' });
-      expect(balance()).toBe(start);
+      // The bet held its token through the gap: its own compensation went out on the live token,
+      // and the terminate only after it.
+      expect(await debitSettled(bet.transactionId)).toMatchObject({ state: 'compensated', compensationId: compensationTransactionId(bet.transactionId) });
+      expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
+      await waitFor('the token terminated', async () => tokenCalls(own).includes('terminate'), 20_000);
+      expect(tokenCalls(own)).toEqual(['authenticate', 'debit', 'rollback', 'rollback', 'terminate']);
+    });
+
+    it('a refund through another token of the player standing in for the compensation holds the bet\'s token too', async () => {
+      const own = await h.newPlayer();
+      const start = h.sim.ledger.balanceOf(own.fields.player_id);
+      const { bet, lost } = await lostDebit(own);
+      // The engine refunds the bet through a relaunch on a new token; the refund is out when the
+      // bet's compensation links to it.
+      const relaunched = await h.newToken(own);
+      const refund = await h.claimOnly(relaunched, 'rollback', bet);
+      await linkCompensation(bet, lost, refund.transactionId);
+
+      // Nothing of the bet's token is pending but the bet itself: `end` of its session waits.
+      expect((await endSession(own)).status).toBe(202);
+      expect(tokenCalls(own)).not.toContain('terminate');
+
+      // The refund goes through: the bet is compensated by it, and then the bet's token goes.
+      const done = afterInlineAttempt({ record: refund, outcome: await h.wallet.send('rollback', refund.walletBody), unit: 'ms', now: Date.now() });
+      if (done.kind !== 'settle') throw new Error('expected the refund settled');
+      expect(await h.store.settle(refund, done.update)).toBe(true);
+      expect(await h.store.get(bet.transactionId)).toMatchObject({ state: 'compensated', compensationId: refund.transactionId });
+      await waitFor('the bet\'s token terminated', async () => tokenCalls(own).includes('terminate'), 20_000);
+      expect(tokenCalls(own)).toEqual(['authenticate', 'debit', 'terminate']);
+      expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
     });
   });
 });

@@ -59,6 +59,8 @@ export interface Harness {
   startWorker(overrides?: Record<string, string>): Promise<RunningWorker>;
   /** Authenticates a fresh token at the simulator and opens a gateway session for it. */
   newPlayer(): Promise<Player>;
+  /** The same player on a fresh wallet token: another session, as a relaunch with a new token makes. */
+  newToken(player: Player): Promise<Player>;
   /** A debit claimed and applied at the wallet (a bet the engine got 200 for). */
   bet(player: Player, amount?: string, options?: { roundId?: string }): Promise<TransactionRecord>;
   /**
@@ -134,14 +136,17 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
 
   async function newPlayer(): Promise<Player> {
     seq += 1;
-    const fields: SessionFields = {
+    return openSession({
       token: randomUUID(),
       player_id: String(7_000_000_000_000_000_000n + BigInt(seq) * 1000n + BigInt(process.pid % 1000)),
       site_id: '7',
       provider_id: PROVIDER_ID,
       game_id: 'slot-1',
       currency: 'EUR',
-    };
+    });
+  }
+
+  async function openSession(fields: SessionFields): Promise<Player> {
     const auth = await wallet.call('authenticate', fields);
     if (auth.kind !== 'ok') throw new Error(`authenticate failed: ${JSON.stringify(auth)}`);
     const session = (await sessions.create(
@@ -201,6 +206,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
       return running;
     },
     newPlayer,
+    newToken: (player) => openSession({ ...player.fields, token: randomUUID() }),
 
     async bet(player, amount = '10.00', opts = {}) {
       const id = `b-${randomUUID().slice(0, 30)}`;

@@ -63,6 +63,15 @@ describe('afterInlineAttempt', () => {
     expect(afterInlineAttempt(inline({ outcome: unknown }))).toMatchObject({ kind: 'retry', delayMs: 301 });
   });
 
+  it('settles an inline success; a refund\'s also compensates the debit that named it its compensation meanwhile', () => {
+    const win = afterInlineAttempt(inline({ outcome: success('7.00') }));
+    expect(win.kind === 'settle' ? win.update.debitState : 'not settled').toBeUndefined();
+    expect(afterInlineAttempt(inline({ record: refundRecord, outcome: success('7.00') }))).toMatchObject({
+      kind: 'settle',
+      update: { state: 'succeeded', debitState: 'compensated' },
+    });
+  });
+
   it('fails a credit refused with a final code before the engine was answered, and gives the round back', () => {
     expect(afterInlineAttempt(inline({ outcome: rejected(Code.RoundClosed) }))).toMatchObject({ kind: 'settle', update: { state: 'failed', releaseRound: true } });
   });

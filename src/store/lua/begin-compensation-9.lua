@@ -62,7 +62,11 @@ end
 setFields(debitKey, ARGV, FIRST_DEBIT_FIELD, firstCompField - 1)
 redis.call('HSET', debitKey, 'state', 'compensating', 'compensation_id', compId)
 redis.call('PERSIST', debitKey)
-removePending(pendingKey, tokenPendingKey, debitId)
+-- Out of the sweeper's work list (its compensation is the work now), but it holds its token until
+-- it is compensated (includes/debit-state): a linked refund may hold another token, or none once
+-- refused for good.
+redis.call('ZREM', pendingKey, debitId)
+redis.call('SADD', tokenPendingKey, debitId)
 if late then
   redis.call('ZREM', recheckKey, debitId)
   redis.call('SREM', tokenWatchKey, debitId)

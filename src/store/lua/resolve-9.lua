@@ -25,9 +25,10 @@
     ARGV[3] now (ms)
     ARGV[4] debit state ('' = leave the referenced debit alone)
     ARGV[5] audit stream cap (entries, approximate)
-    ARGV[6] n: how many of the following arguments are the record's field/value pairs
-    ARGV[7 .. 6+n] the record's field/value pairs (an empty value deletes the field)
-    ARGV[7+n ..]   the audit entry's field/value pairs
+    ARGV[6] the token pending sets' key prefix (the referenced debit's is this + its token ref)
+    ARGV[7] n: how many of the following arguments are the record's field/value pairs
+    ARGV[8 .. 7+n] the record's field/value pairs (an empty value deletes the field)
+    ARGV[8+n ..]   the audit entry's field/value pairs
 
   Output:
     {'resolved'}
@@ -36,8 +37,8 @@
 local txKey, roundKey, pendingKey, tokenPendingKey, deadKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local debitKey, recheckKey, attemptsKey, auditKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local id, retentionSeconds, now, debitState, auditCap = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local recordFieldCount = tonumber(ARGV[6])
-local FIRST_RECORD_FIELD = 7
+local tokenPendingPrefix, recordFieldCount = ARGV[6], tonumber(ARGV[7])
+local FIRST_RECORD_FIELD = 8
 local firstAuditField = FIRST_RECORD_FIELD + recordFieldCount
 
 --- @include "includes/pending-index"
@@ -51,6 +52,6 @@ if state ~= 'dead' then return {'not_dead', state or ''} end
 
 setFields(txKey, ARGV, FIRST_RECORD_FIELD, firstAuditField - 1)
 releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
-moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, '', '')
+moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, '', '', tokenPendingPrefix)
 redis.call('XADD', auditKey, 'MAXLEN', '~', auditCap, '*', unpack(ARGV, firstAuditField))
 return {'resolved'}

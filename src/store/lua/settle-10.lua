@@ -46,7 +46,8 @@
     [13]  the debit's first re-check (ms)
     [14]  the attempt this settle records, as an attempt-log entry ('' = none)
     [15]  the attempt log's cap (entries)
-    [16..] field/value pairs to set (an empty value deletes the field)
+    [16]  the token pending sets' key prefix (the referenced debit's is this + its token ref)
+    [17..] field/value pairs to set (an empty value deletes the field)
 
   Output: 1 applied, 0 not (missing, or not in an expected state)
 ]]
@@ -58,7 +59,8 @@ local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args
 local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
-local FIRST_FIELD = 16
+local tokenPendingPrefix = args[16]
+local FIRST_FIELD = 17
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
@@ -114,5 +116,5 @@ end
 if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debitKey, 'compensation_id') == id then
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
-moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
+moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
 return 1

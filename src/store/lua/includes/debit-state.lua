@@ -1,18 +1,30 @@
 --[[
   Moves the debit a compensation (or the refund standing in for it) belongs to, when the record is
-  still that debit's compensation. `compensating`/`dead` keep it; `compensated` with a watch keeps
-  it in the re-check index (contract 5.4); any other state lets it expire, without its body.
+  still that debit's compensation. `compensating`/`dead` keep it, and it keeps holding its own
+  token (begin-compensation put it in the token's pending set); any other state gives the token
+  back. The hold is the debit's, not its compensation's: a refund standing in for the compensation
+  may be on another token of the player, or refused for good and settled before the debit's own
+  compensation replaces it, and `end` must not terminate the token the stake is rolled back on in
+  either gap. `compensated` with a watch keeps the debit in the re-check index (contract 5.4, the
+  watch set holds the terminate); any other state lets it expire, without its body.
+  `tokenPendingPrefix`: the token pending set's key without the token ref (same shard as the debit).
   Needs includes/drop-body.
 ]]
-local function moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
+local function moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
   if debitState == '' or redis.call('HGET', debitKey, 'compensation_id') ~= id then return end
   redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
+  local debit = redis.call('HMGET', debitKey, 'id', 'token_ref')
+  local debitTokenPendingKey = tokenPendingPrefix .. debit[2]
   if debitState == 'compensating' or debitState == 'dead' then
     redis.call('PERSIST', debitKey)
-  elseif watchUntil ~= '' then
+    redis.call('SADD', debitTokenPendingKey, debit[1])
+    return
+  end
+  redis.call('SREM', debitTokenPendingKey, debit[1])
+  if watchUntil ~= '' then
     redis.call('HSET', debitKey, 'recheck_until', watchUntil)
     redis.call('PERSIST', debitKey)
-    redis.call('ZADD', recheckKey, firstRecheck, redis.call('HGET', debitKey, 'id'))
+    redis.call('ZADD', recheckKey, firstRecheck, debit[1])
   else
     redis.call('EXPIRE', debitKey, retentionSeconds)
     dropBody(debitKey)

@@ -1,6 +1,7 @@
 --[[
   The pending index (ZSET id -> next check time, the sweeper's work list) and the token's pending
-  set (SET of ids `end` waits for) always change together: a record is in both or in neither.
+  set (SET of ids `end` waits for) always change together: a record is in both or in neither. The
+  one exception: a debit being compensated is in its token's set only (includes/debit-state).
 ]]
 local function addPending(pendingKey, tokenPendingKey, id, checkAt)
   redis.call('ZADD', pendingKey, checkAt, id)
