@@ -37,6 +37,8 @@ export interface RetryProcessorDeps {
    * itself takes the run for dead.
    */
   readonly inFlightMs: number;
+  /** How long after its claim a gateway's inline first try may still be out (inlineCallWindowMs). */
+  readonly inlineWindowMs: number;
   /** A debit its compensation found never applied is asked about again this often, this long (contract 5.4). */
   readonly recheckIntervalMs: number;
   readonly recheckWindowMs: number;
@@ -52,7 +54,7 @@ const WAIT_FOR_BREAKER_MS = 1_000;
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, inlineWindowMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
   // A retry's own lines name ids, codes and states picked one by one (never a body or token): no
@@ -97,8 +99,8 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     // engine refund linked as a debit's compensation gets its job at once. Not sent a second time
     // alongside it; past that call's deadline the run goes on (the same id, which the wallet
     // dedupes, if the inline call never settled).
-    if (record.attempts === 0 && firstTryIsInline(record) && record.createdAt + inFlightMs > now()) {
-      const inlineUntil = record.createdAt + inFlightMs;
+    if (record.attempts === 0 && firstTryIsInline(record) && record.createdAt + inlineWindowMs > now()) {
+      const inlineUntil = record.createdAt + inlineWindowMs;
       if (token === undefined) throw new RetryLater(inlineUntil - now(), 'inline call may be out');
       await job.moveToDelayed(inlineUntil, token);
       throw new DelayedError();

@@ -14,6 +14,7 @@ import { openGuardedWallet } from '../src/duties/wallet-breaker';
 import { backoffStrategy } from './backoff';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { createRetryProcessor } from './retry-processor';
+import { inlineCallWindowMs } from '../src/duties/settlement';
 import { createTerminateProcessor } from './terminate-processor';
 import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
 import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from './upkeep';
@@ -139,6 +140,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     graceMs,
     heldRecheckMs: HELD_RECHECK_MS,
     inFlightMs: locks.lockDuration,
+    inlineWindowMs: inlineCallWindowMs(config),
     recheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
     recheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
     now,

@@ -124,6 +124,18 @@ export function refusedUnsent(error: TransactionError): SettleUpdate {
   return { expect: ['pending'], state: 'failed', error, releaseRound: true, attempts: 0 };
 }
 
+/** Time past the end of an inline call's own deadlines before anyone else may take the record over. */
+export const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * How long after its claim the gateway's inline first try may still be at the wallet: the
+ * write-ahead `WAIT` (when replicas are asked for), the wallet call, and the margin. The claim's
+ * lease (the sweeper) and a job queued for the record meanwhile leave it alone until then.
+ */
+export function inlineCallWindowMs(settings: { readonly WALLET_TIMEOUT_MS: number; readonly REDIS_MIN_REPLICAS: number; readonly REDIS_WAIT_MS: number }): number {
+  return (settings.REDIS_MIN_REPLICAS > 0 ? settings.REDIS_WAIT_MS : 0) + settings.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS;
+}
+
 /**
  * The gateway makes this record's first try itself, inline, right after its claim: it is not a held
  * round closer, not a call queued unsent, not a compensation (only workers send those, counting the

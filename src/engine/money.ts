@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compensationFor, compensationRef, replaceRefusedStandIn } from '../duties/compensation';
-import { afterInlineAttempt, refusedUnsent } from '../duties/settlement';
+import { afterInlineAttempt, inlineCallWindowMs, LEASE_MARGIN_MS, refusedUnsent } from '../duties/settlement';
 import { toMinor } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
@@ -15,9 +15,6 @@ import { NO_CONTEXT, errors, failed, type Answer, type EngineConfig, type Engine
  * session state and the round rules atomically before any wallet call; the inline attempt's
  * outcome is read by the shared settlement (src/duties/settlement.ts).
  */
-
-/** Time past the wallet deadline before the sweeper may take over a claimed record. */
-const LEASE_MARGIN_MS = 5_000;
 
 export function currencyDigits(config: EngineConfig, currency: string): number {
   return config.CURRENCY_DIGITS[currency] ?? config.DEFAULT_CURRENCY_DIGITS;
@@ -134,7 +131,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const claim = await transactions.claim({
       record,
       amountMinor,
-      leaseUntil: now + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+      leaseUntil: now + inlineCallWindowMs(config),
       sessionTtlSeconds: sessions.ttlSeconds,
     });
     if (claim.kind === 'duplicate') return storedDurable(claim.record, claim.sessionBalance ?? claim.record.balance ?? '0');

@@ -19,6 +19,8 @@ export type EngineConfig = Pick<
   | 'MULTI_BET_GAMES'
   | 'RETRY_DELAY_UNIT'
   | 'WALLET_TIMEOUT_MS'
+  | 'REDIS_MIN_REPLICAS'
+  | 'REDIS_WAIT_MS'
   | 'RECORD_RETENTION_SECONDS'
 >;
 

@@ -34,8 +34,8 @@ afterAll(async () => {
   await primary?.stop();
 });
 
-async function gatewayOn(minReplicas: number): Promise<Harness> {
-  const h = await startHarness({ label: 'durable', env: { REDIS_URL: primary.url, REDIS_MIN_REPLICAS: String(minReplicas), REDIS_WAIT_MS: '200', LOG_LEVEL: 'silent' } });
+async function gatewayOn(minReplicas: number, env: Record<string, string> = {}): Promise<Harness> {
+  const h = await startHarness({ label: 'durable', env: { REDIS_URL: primary.url, REDIS_MIN_REPLICAS: String(minReplicas), REDIS_WAIT_MS: '200', LOG_LEVEL: 'silent', ...env } });
   harnesses.push(h);
   return h;
 }
@@ -97,6 +97,21 @@ it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing s
   // Ended, its terminate held by the queued win (contract 5.6).
   const ended = await engine(h, `/sessions/${sessionId}/end`, {});
   expect({ status: ended.status, state: (ended.body as { state: string }).state }).toEqual({ status: 202, state: 'pending' });
+});
+
+it('the claim\'s lease covers the write-ahead WAIT: the sweeper leaves the call alone until WAIT, the call and the margin are over', async () => {
+  const h = await gatewayOn(1, { REDIS_WAIT_MS: '3000', WALLET_TIMEOUT_MS: '1000' });
+  const { sessionId } = await launch(h);
+  const betId = uniqueId('b');
+  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+  // (then: supertest sends on it)
+  const answered = engine(h, `/sessions/${sessionId}/bet`, { round_id: uniqueId('r'), transaction_id: betId, amount: '1.00' }).then((res) => res);
+  // While the claim waits for its replica and then the call hangs: its pending-index entry is
+  // when the sweeper may take it over.
+  const leaseUntil = await waitFor('the bet claimed', async () => (await h.redis.zscore(h.keys.pendingIndex(), betId)) ?? undefined, 10_000);
+  const claimed = await h.transactions.get(betId);
+  expect(Number(leaseUntil) - claimed!.createdAt).toBe(3000 + 1000 + 5000);
+  expect((await answered).status).toBe(503);
 });
 
 it('a bet refused NOT_DURABLE whose session is gone by the repeat is answered SESSION_NOT_FOUND, not 503 again', async () => {

@@ -179,7 +179,7 @@ describe('sweeper', () => {
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processRetry = createRetryProcessor({
         store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
-        graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
+        graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
         // Past the spec's delay for the recorded failure, so the run goes to the breaker's gate at once.
         now: () => Date.now() + 10_000,
       });

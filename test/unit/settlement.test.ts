@@ -1,5 +1,5 @@
 import { compensationTransactionId } from '../../src/duties/compensation-id';
-import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, firstTryIsInline, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
+import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, firstTryIsInline, inlineCallWindowMs, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
 import { Code } from '../../src/wallet/codes';
 import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
 
@@ -179,5 +179,14 @@ describe('firstTryIsInline', () => {
     expect(firstTryIsInline({ ...engineCall, deferred: true })).toBe(false);
     expect(firstTryIsInline({ ...engineCall, queued: true })).toBe(false);
     expect(firstTryIsInline({ ...engineCall, isCompensation: true })).toBe(false);
+  });
+});
+
+describe('inlineCallWindowMs', () => {
+  it('covers the wallet call and the margin, and the write-ahead WAIT only when replicas are asked for', () => {
+    expect(inlineCallWindowMs({ WALLET_TIMEOUT_MS: 5000, REDIS_MIN_REPLICAS: 0, REDIS_WAIT_MS: 500 })).toBe(10_000);
+    expect(inlineCallWindowMs({ WALLET_TIMEOUT_MS: 5000, REDIS_MIN_REPLICAS: 1, REDIS_WAIT_MS: 500 })).toBe(10_500);
+    // A WAIT longer than the margin alone would let the sweeper take over a call still out.
+    expect(inlineCallWindowMs({ WALLET_TIMEOUT_MS: 1000, REDIS_MIN_REPLICAS: 2, REDIS_WAIT_MS: 8000 })).toBe(14_000);
   });
 });
