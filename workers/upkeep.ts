@@ -190,9 +190,9 @@ export async function deadCheck(deps: UpkeepDeps, cursor: DeadCheckCursor = { fr
   const ids = await store.deadBetween(Math.max(now() - deps.deadCheckWindowMs, cursor.from), now(), DEAD_CHECK_BATCH);
   let lastDeath = 0;
   let settled = 0;
-  for (const id of ids) {
+  for (const { transactionId: id, shard } of ids) {
     try {
-      const record = await store.get(id);
+      const record = await store.get(id, shard);
       if (record?.state !== 'dead') continue;
       // A dead record's last update is its death: its score in the dead index.
       lastDeath = Math.max(lastDeath, record.updatedAt);

@@ -76,8 +76,8 @@ export interface RedriveManyResult {
 export async function redriveMany(deps: RedriveDeps, filter: RedriveFilter): Promise<RedriveManyResult> {
   const redriven: string[] = [];
   const skipped: { transactionId: string; reason: string }[] = [];
-  for (const id of await deps.store.deadBetween(filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER, filter.limit)) {
-    const record = await deps.store.get(id);
+  for (const { transactionId: id, shard } of await deps.store.deadBetween(filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER, filter.limit)) {
+    const record = await deps.store.get(id, shard);
     if (record === undefined || (filter.kind !== undefined && record.kind !== filter.kind)) continue;
     const result = await redrive(deps, id);
     if (result.kind === 'redriven') redriven.push(result.transactionId);

@@ -172,8 +172,8 @@ export interface TransactionStore {
   dueForSweep(shard: number, now: number, limit: number): Promise<string[]>;
   /** Dead ids over all shards, newest death last (oldest first), a page of them and how many there are. */
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
-  /** Dead ids whose time of death is within [from, to], oldest first (over all shards). */
-  deadBetween(from: number, to: number, limit: number): Promise<string[]>;
+  /** Dead ids whose time of death is within [from, to], oldest first (over all shards), each with its shard. */
+  deadBetween(from: number, to: number, limit: number): Promise<{ readonly transactionId: string; readonly shard: number }[]>;
   /** Resolves a record only while it is `dead`, releasing what it held, with its audit entry; one step. */
   resolve(record: RecordRef, input: ResolveInput): Promise<ResolveResult>;
   /** The record's wallet attempts, oldest first (empty once it settled for good). */
@@ -334,13 +334,16 @@ const openInRoundScript = defineScript<{ keys: Keys; record: RecordRef }>('open-
 }));
 
 /**
- * Merges per-shard ZSET pages (member, score, member, score …) into one list by score: a list over
- * all shards reads each shard's first `count` and keeps the first `count` of the merge.
+ * Merges per-shard ZSET pages (member, score, member, score …; page k is shard k's) into one list
+ * by score: a list over all shards reads each shard's first `count` and keeps the first `count` of
+ * the merge.
  */
-export function mergeByScore(pages: readonly (readonly string[])[], count: number): string[] {
-  const all: { id: string; score: number }[] = [];
-  for (const flat of pages) for (let i = 0; i + 1 < flat.length; i += 2) all.push({ id: flat[i]!, score: Number(flat[i + 1]) });
-  return all.sort((a, b) => a.score - b.score).slice(0, count).map((e) => e.id);
+export function mergeByScore(pages: readonly (readonly string[])[], count: number): { transactionId: string; shard: number }[] {
+  const all: { transactionId: string; shard: number; score: number }[] = [];
+  pages.forEach((flat, shard) => {
+    for (let i = 0; i + 1 < flat.length; i += 2) all.push({ transactionId: flat[i]!, shard, score: Number(flat[i + 1]) });
+  });
+  return all.sort((a, b) => a.score - b.score).slice(0, count).map(({ transactionId, shard }) => ({ transactionId, shard }));
 }
 
 export function createTransactionStore(redis: RedisClient, layout: ShardLayout, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
@@ -423,7 +426,7 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
         onShards((keys) => redis.zrange(keys.deadIndex(), 0, offset + limit - 1, 'WITHSCORES')),
         onShards((keys) => redis.zcard(keys.deadIndex())),
       ]);
-      return { ids: mergeByScore(pages, offset + limit).slice(offset), total: totals.reduce((a, b) => a + b, 0) };
+      return { ids: mergeByScore(pages, offset + limit).slice(offset).map((e) => e.transactionId), total: totals.reduce((a, b) => a + b, 0) };
     },
   };
 }

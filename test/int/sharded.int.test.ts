@@ -79,3 +79,16 @@ it('sweeps every shard: a pending credit with no job behind it is driven again',
   await worker.sweepNow();
   for (const record of claimed) expect(await settled(record.transactionId)).toMatchObject({ state: 'succeeded' });
 });
+
+it('lists dead records of every shard with the shard that holds each (one read per record, not one per shard)', async () => {
+  const dead = await Promise.all(
+    players.slice(0, 3).map(async (player) => {
+      const { id } = await h.winAfter(player, (creditId) => h.sim.faults.failNext('credit', 4, Code.BetTransactionNotFoundInRound, { transactionId: creditId }));
+      await h.inState(id, 'dead');
+      return { transactionId: id, shard: shardOf(player) };
+    }),
+  );
+  const listed = await h.store.deadBetween(0, Date.now(), 1000);
+  expect(listed).toEqual(expect.arrayContaining(dead));
+  for (const ref of dead) expect(await h.store.get(ref.transactionId, ref.shard)).toMatchObject({ state: 'dead' });
+});
