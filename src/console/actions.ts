@@ -1,5 +1,5 @@
 import { ensureTerminateJob, type Queues } from '../duties/queues';
-import { operatorTarget, redrive } from '../duties/redrive';
+import { operatorTarget, redrive, type RedriveResult } from '../duties/redrive';
 import { deadCheckUpdate, statusFieldsOf } from '../duties/status-check';
 import { codedError } from '../lib/error-codes';
 import type { AuditEntry, AuditTrail } from '../store/audit';
@@ -71,19 +71,21 @@ async function releaseTerminate(deps: ActionDeps, record: TransactionRecord): Pr
   return true;
 }
 
-export async function redriveAction(deps: ActionDeps, transactionId: string, actor: Actor): Promise<ActionResult> {
+/** A redrive with its audit entry: the console's form and the admin API's redrives alike. */
+export async function auditedRedrive(deps: ActionDeps, transactionId: string, actor: Actor): Promise<RedriveResult> {
   const target = await operatorTarget(deps.store, transactionId);
   const result = await redrive({ store: deps.store, queues: deps.queues }, transactionId);
   const before = target?.state ?? '';
-  if (result.kind === 'not_found') {
-    await deps.audit.append(entry(actor, 'redrive', transactionId, '', before, before, 'not_found'));
-    return result;
-  }
-  if (result.kind === 'not_dead') {
-    await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, result.state, result.state, 'not_dead'));
-    return { kind: 'not_dead', targetId: result.transactionId, state: result.state };
-  }
-  await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, 'dead', 'pending', 'redriven'));
+  if (result.kind === 'not_found') await deps.audit.append(entry(actor, 'redrive', transactionId, '', before, before, 'not_found'));
+  else if (result.kind === 'not_dead') await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, result.state, result.state, 'not_dead'));
+  else await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, 'dead', 'pending', 'redriven'));
+  return result;
+}
+
+export async function redriveAction(deps: ActionDeps, transactionId: string, actor: Actor): Promise<ActionResult> {
+  const result = await auditedRedrive(deps, transactionId, actor);
+  if (result.kind === 'not_found') return result;
+  if (result.kind === 'not_dead') return { kind: 'not_dead', targetId: result.transactionId, state: result.state };
   return { kind: 'done', action: 'redrive', targetId: result.transactionId, stateBefore: 'dead', stateAfter: 'pending', terminateReleased: false };
 }
 

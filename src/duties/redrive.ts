@@ -72,14 +72,19 @@ export interface RedriveManyResult {
 /**
  * `POST /admin/transactions/redrive`: every dead record the filter matches is redriven, one by one,
  * each exactly as a single redrive (after a wallet outage, all that still went dead at once).
+ * `redriveOne`: how one is redriven (the operators' wiring adds its audit entry).
  */
-export async function redriveMany(deps: RedriveDeps, filter: RedriveFilter): Promise<RedriveManyResult> {
+export async function redriveMany(
+  deps: RedriveDeps,
+  filter: RedriveFilter,
+  redriveOne: (transactionId: string) => Promise<RedriveResult> = (id) => redrive(deps, id),
+): Promise<RedriveManyResult> {
   const redriven: string[] = [];
   const skipped: { transactionId: string; reason: string }[] = [];
   for (const { transactionId: id, shard } of await deps.store.deadBetween(filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER, filter.limit)) {
     const record = await deps.store.get(id, shard);
     if (record === undefined || (filter.kind !== undefined && record.kind !== filter.kind)) continue;
-    const result = await redrive(deps, id);
+    const result = await redriveOne(id);
     if (result.kind === 'redriven') redriven.push(result.transactionId);
     else skipped.push({ transactionId: id, reason: result.kind === 'not_dead' ? `now ${result.state}` : 'gone' });
   }

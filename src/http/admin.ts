@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import express, { Router, type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { RedriveFilter, RedriveManyResult, RedriveResult } from '../duties/redrive';
+import type { Actor } from '../console/actions';
 import type { EngineError } from '../engine';
 import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
@@ -39,10 +40,10 @@ export interface AdminDeps {
   /** Every queue of the project, shown in Bull Board. */
   queues: readonly Queue[];
   transactions: TransactionStore;
-  /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts). */
-  redrive(transactionId: string): Promise<RedriveResult>;
-  /** The same for every dead record a filter matches. */
-  redriveMany(filter: RedriveFilter): Promise<RedriveManyResult>;
+  /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts), in the audit trail as `actor`'s. */
+  redrive(transactionId: string, actor: Actor): Promise<RedriveResult>;
+  /** The same for every dead record a filter matches, an audit entry for each. */
+  redriveMany(filter: RedriveFilter, actor: Actor): Promise<RedriveManyResult>;
   logger: Logger;
   /** Wrong Basic credentials per client address; default ADMIN_AUTH_LIMIT. */
   authFailures?: FailureWindow;
@@ -212,6 +213,9 @@ export function createAdminRouter(deps: AdminDeps): Router {
     logger.info({ admin_user: res.locals.adminUser as string, action, ...fields, request_id: requestIdOf(res) }, 'admin action');
   };
 
+  /** An API call has no note: the audit entry names the endpoint instead. */
+  const apiActor = (res: Response, via: string): Actor => ({ user: res.locals.adminUser as string, note: `via ${via}`, requestId: requestIdOf(res) });
+
   // Bull Board polls its API all the time; only what changes something is worth a log line.
   router.use(BULL_BOARD_PATH, (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') audit(res, 'bull-board', { method: req.method, path: req.path });
@@ -267,7 +271,8 @@ export function createAdminRouter(deps: AdminDeps): Router {
       return;
     }
     const { kind, from, to, limit } = parsed.data;
-    const result = await deps.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit });
+    const filterText = [kind && `kind ${kind}`, from && `from ${from.toISOString()}`, to && `to ${to.toISOString()}`, `limit ${limit}`].filter(Boolean).join(', ');
+    const result = await deps.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit }, apiActor(res, `bulk redrive (POST ${ADMIN_BASE_PATH}/transactions/redrive: ${filterText})`));
     audit(res, 'redrive-bulk', { filter: { state: 'dead', kind, from, to, limit }, redriven: result.redriven, skipped: result.skipped });
     sendJson(res, 202, { redriven: result.redriven, skipped: result.skipped.map((s) => ({ transaction_id: s.transactionId, reason: s.reason })) });
   });
@@ -275,7 +280,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {
     const id = parseId(req, res);
     if (id === undefined) return;
-    const result = await deps.redrive(id);
+    const result = await deps.redrive(id, apiActor(res, `POST ${ADMIN_BASE_PATH}/transactions/{id}/redrive`));
     audit(res, 'redrive', { transaction_id: id, result: result.kind, ...(result.kind === 'not_found' ? {} : { target: result.transactionId }) });
     if (result.kind === 'not_found') {
       sendError(res, errors.transactionNotFound());

@@ -6,7 +6,8 @@ import Redis from 'ioredis';
 import type { RedisClient } from '../store/redis';
 import type { GatewayConfig } from '../config/env';
 import type { Queues } from '../duties/queues';
-import { redrive, redriveMany } from '../duties/redrive';
+import { redriveMany } from '../duties/redrive';
+import { auditedRedrive } from '../console/actions';
 import { withDeadline } from '../lib/deadline';
 import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
@@ -235,6 +236,8 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     deadCount: async () => (await transactions.listDead(0, 1)).total,
     logger,
   });
+  const adminLogger = logger.child({ component: 'admin' });
+  const operatorConsole = consoleDeps(w, adminLogger);
   const credentials =
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
@@ -255,10 +258,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       credentials,
       queues: allQueues,
       transactions,
-      redrive: (id) => redrive({ store: transactions, queues }, id),
-      redriveMany: (filter) => redriveMany({ store: transactions, queues }, filter),
-      logger: logger.child({ component: 'admin' }),
-      console: consoleDeps(w, logger.child({ component: 'admin' })),
+      redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
+      redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
+      logger: adminLogger,
+      console: operatorConsole,
     }),
   ];
 }

@@ -38,6 +38,13 @@ function basic(user: string, password: string): string {
 }
 const auth = basic(ADMIN.user, ADMIN.password);
 
+/** The console's audit entries about one transaction, newest first: action, result, states, user, note. */
+async function auditOf(transactionId: string): Promise<string[][]> {
+  const res = await request(gateway.url).get('/admin/api/audit').set('Authorization', auth).expect(200);
+  type Entry = { transactionId: string; action: string; result: string; stateBefore: string; stateAfter: string; user: string; note: string };
+  return (res.body.entries as Entry[]).filter((e) => e.transactionId === transactionId).map((e) => [e.action, e.result, e.stateBefore, e.stateAfter, e.user, e.note]);
+}
+
 function configFor(withAdmin: boolean) {
   return loadGatewayConfig({
     ...wiredEnv(prefix, sim.url),
@@ -232,6 +239,11 @@ describe('admin transactions API', () => {
     expect(again.body).toMatchObject({ state: 'failed', error: { code: 'NOT_DEAD', wallet_code: null } });
     await request(gateway.url).post('/admin/transactions/nope/redrive').set('Authorization', auth).expect(404);
     expect(logs.some((l) => l.includes('"action":"redrive"') && l.includes(`"admin_user":"${ADMIN.user}"`) && l.includes('"result":"redriven"'))).toBe(true);
+    // In the console's audit trail too, as the console's own redrive is, the endpoint for a note.
+    expect(await auditOf('adm-redrive')).toEqual([
+      ['redrive', 'not_dead', 'pending', 'pending', ADMIN.user, 'via POST /admin/transactions/{id}/redrive'],
+      ['redrive', 'redriven', 'dead', 'pending', ADMIN.user, 'via POST /admin/transactions/{id}/redrive'],
+    ]);
   });
 
   it('redrives every dead record a filter matches, audited, and refuses the bulk action without credentials or from another origin', async () => {
@@ -250,6 +262,9 @@ describe('admin transactions API', () => {
     expect(await transactions.get('adm-bulk-1')).toMatchObject({ state: 'pending' });
     expect(await transactions.get('adm-bulk-2')).toMatchObject({ state: 'pending' });
     expect(logs.some((l) => l.includes('"action":"redrive-bulk"') && l.includes('adm-bulk-1') && l.includes(`"admin_user":"${ADMIN.user}"`))).toBe(true);
+    for (const id of ['adm-bulk-1', 'adm-bulk-2']) {
+      expect(await auditOf(id)).toEqual([['redrive', 'redriven', 'dead', 'pending', ADMIN.user, `via bulk redrive (POST /admin/transactions/redrive: kind credit, from ${new Date(since).toISOString()}, limit 1000)`]]);
+    }
   });
 
   it('never logs the admin password or the Authorization header', () => {
