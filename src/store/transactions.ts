@@ -280,6 +280,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       String(start.compensation.createdAt),
       String(PLAYER_RECENT_CAP),
       start.replacing ?? '',
+      keys.transaction(''),
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),

@@ -1,7 +1,11 @@
 --[[
   Moves a debit to `compensating` and creates its compensation rollback, pending, in the same step.
   - A pending debit (refused to the engine): an engine refund of this very bet that already went
-    out stands in for the compensation (the claim refuses refunds of any other bet).
+    out stands in for the compensation (the claim refuses refunds of any other bet). One that is
+    final already settles the debit in this step: succeeded, the debit is `compensated`; dead,
+    the debit is `dead` with it (an operator resolves the refund). Nothing else would: the refund's
+    own settle, which moves a linked debit, is over, and its job may be gone. A refund refused for
+    good reversed nothing and stands in for nothing: the debit gets its own compensation.
   - A watched `compensated` debit that the wallet now reports applied (it processed the debit
     after the gateway gave up): a second compensation, with its own id, and the watch ends.
   - A `compensating` debit whose stand-in (an engine refund, linked while its own call was still
@@ -26,9 +30,10 @@
     ARGV[6] the compensation's created at (ms)
     ARGV[7] how many of the player's recent records are kept
     ARGV[8] compensating: the refused stand-in the debit must still name ('' otherwise)
-    ARGV[9] n: how many of the following arguments are the debit's field/value pairs
-    ARGV[10 .. 9+n] the debit's field/value pairs (an empty value deletes the field)
-    ARGV[10+n ..]   the compensation's field/value pairs
+    ARGV[9] the transaction key prefix (a linked refund's record is this + its id)
+    ARGV[10] n: how many of the following arguments are the debit's field/value pairs
+    ARGV[11 .. 10+n] the debit's field/value pairs (an empty value deletes the field)
+    ARGV[11+n ..]    the compensation's field/value pairs
 
   Output:
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
@@ -37,13 +42,14 @@
 local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local timeKey, playerKey, tokenWatchKey = KEYS[7], KEYS[8], KEYS[9]
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local createdAt, playerCap, standIn, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
-local FIRST_DEBIT_FIELD = 10
+local createdAt, playerCap, standIn, txPrefix, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
+local FIRST_DEBIT_FIELD = 11
 local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 
 --- @include "includes/pending-index"
 --- @include "includes/record-indexes"
 --- @include "includes/set-fields"
+--- @include "includes/drop-body"
 
 local state = redis.call('HGET', debitKey, 'state')
 if state ~= expectedState then return {'not_pending', state or ''} end
@@ -55,12 +61,24 @@ if (late or replacing) and redis.call('EXISTS', compKey) == 1 then return {'not_
 local round = redis.call('HMGET', roundKey, 'rollback', 'bet')
 local rollback, bet = round[1], round[2]
 local result = 'created'
+local debitState = 'compensating'
 if expectedState == 'pending' and rollback and rollback ~= compId and bet == debitId then
-  compId = rollback
-  result = 'linked'
+  local refundState = redis.call('HGET', txPrefix .. rollback, 'state')
+  if refundState ~= 'failed' then
+    compId = rollback
+    result = 'linked'
+    if refundState == 'succeeded' then debitState = 'compensated' elseif refundState == 'dead' then debitState = 'dead' end
+  end
 end
 setFields(debitKey, ARGV, FIRST_DEBIT_FIELD, firstCompField - 1)
-redis.call('HSET', debitKey, 'state', 'compensating', 'compensation_id', compId)
+redis.call('HSET', debitKey, 'state', debitState, 'compensation_id', compId)
+if debitState == 'compensated' then
+  -- Rolled back by the refund already: final, its token given back, expiring without its body.
+  removePending(pendingKey, tokenPendingKey, debitId)
+  redis.call('EXPIRE', debitKey, retentionSeconds)
+  dropBody(debitKey)
+  return {result, compId}
+end
 redis.call('PERSIST', debitKey)
 -- Out of the sweeper's work list (its compensation is the work now), but it holds its token until
 -- it is compensated (includes/debit-state): a linked refund may hold another token, or none once

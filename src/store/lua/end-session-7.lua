@@ -21,6 +21,7 @@
     ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms;
             earlier if that session expires before)
     ARGV[7] session id
+    ARGV[8] transaction key prefix (a record holding the token is this + its id)
 
   Output:
     {'not_found'}
@@ -33,7 +34,7 @@
 local sessionKey, tokenKey, tokenSessionsKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local endingKey, terminateFailedKey, tokenWatchKey = KEYS[5], KEYS[6], KEYS[7]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local sessionId = ARGV[7]
+local sessionId, txPrefix = ARGV[7], ARGV[8]
 
 --- @include "includes/terminate-decision"
 
@@ -61,7 +62,7 @@ redis.call('PERSIST', tokenSessionsKey)
 if redis.call('ZREM', terminateFailedKey, tokenRef) == 1 then
   redis.call('HSET', tokenKey, 'from', now, 'attempts', 0)
 end
-local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, sessionsCheckAt)
+local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, txPrefix, now, leaseUntil, sessionsCheckAt)
 if decision == 'terminate' then
   redis.call('ZADD', endingKey, checkAt, tokenRef)
   return {'terminate', balance}

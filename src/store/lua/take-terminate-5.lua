@@ -16,6 +16,7 @@
     ARGV[5] when the sweeper may look for a terminate job behind the token (ms)
     ARGV[6] when the sweeper looks again at a token waiting for another session to end or expire (ms;
             earlier if that session expires before)
+    ARGV[7] transaction key prefix (a record holding the token is this + its id)
 
   Output:
     {'terminated'}                  nothing left to do
@@ -27,6 +28,7 @@
 ]]
 local tokenKey, tokenSessionsKey, tokenPendingKey, endingKey, tokenWatchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenRef, sessionPrefix, now, leaseUntil, checkAt, sessionsCheckAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local txPrefix = ARGV[7]
 
 --- @include "includes/terminate-decision"
 
@@ -36,7 +38,7 @@ if redis.call('HGET', tokenKey, 'state') == 'terminated' then
   return {'terminated'}
 end
 redis.call('ZADD', endingKey, checkAt, tokenRef)
-local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, sessionsCheckAt)
+local decision, lookAt = takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, txPrefix, now, leaseUntil, sessionsCheckAt)
 if decision == 'busy' then return {'busy', redis.call('HGET', tokenKey, 'lease')} end
 if decision == 'wait_work' then return {'wait', 'work'} end
 if decision == 'wait_sessions' then

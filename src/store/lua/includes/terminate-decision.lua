@@ -16,10 +16,30 @@
   the moment the soonest-expiring open session expires if that is earlier (a session whose launch
   answer was lost is never ended by the engine: its expiry releases the token on time).
 ]]
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, now, leaseUntil, recheckAt)
+
+--[[
+  How many records still hold the token. A member that can never give its hold back is dropped
+  first: its record gone (removed by hand, or lost with a primary), or no longer pending,
+  compensating or dead. Such a member is left by a process of an earlier release that settled a
+  compensation without knowing the debit being compensated holds its token (includes/debit-state).
+]]
+local function tokenHolds(tokenPendingKey, txPrefix)
+  local held = redis.call('SCARD', tokenPendingKey)
+  if held == 0 then return 0 end
+  for _, id in ipairs(redis.call('SMEMBERS', tokenPendingKey)) do
+    local state = redis.call('HGET', txPrefix .. id, 'state')
+    if state ~= 'pending' and state ~= 'compensating' and state ~= 'dead' then
+      redis.call('SREM', tokenPendingKey, id)
+      held = held - 1
+    end
+  end
+  return held
+end
+
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, txPrefix, now, leaseUntil, recheckAt)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
-    if redis.call('SCARD', tokenPendingKey) > 0 then return 'wait_work' end
+    if tokenHolds(tokenPendingKey, txPrefix) > 0 then return 'wait_work' end
     local open, lookAt = false, tonumber(recheckAt)
     for _, sessionId in ipairs(redis.call('SMEMBERS', tokenSessionsKey)) do
       local sessionState = redis.call('HGET', sessionPrefix .. sessionId, 'state')
@@ -39,7 +59,7 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
     redis.call('PERSIST', tokenSessionsKey)
   elseif tonumber(redis.call('HGET', tokenKey, 'lease') or '0') > tonumber(now) then
     return 'busy'
-  elseif redis.call('SCARD', tokenPendingKey) > 0 then
+  elseif tokenHolds(tokenPendingKey, txPrefix) > 0 then
     -- Decided, but the background started work of the token since (a debit found applied late
     -- is rolled back first): never send the terminate under pending work.
     return 'wait_work'

@@ -1,0 +1,132 @@
+import { Worker, type Job } from 'bullmq';
+import { compensationFor, compensationRef } from '../../src/duties/compensation';
+import { ensureRetryJob, QUEUE_NAMES, retryJobId, type RetryJobData } from '../../src/duties/queues';
+import { afterInlineAttempt } from '../../src/duties/settlement';
+import { waitFor } from '../../src/lib/wait-for';
+import { createLogger } from '../../src/observability/logger';
+import { createMetrics } from '../../src/observability/metrics';
+import { createRedis } from '../../src/store/redis';
+import type { SettleUpdate } from '../../src/store/transactions';
+import type { TransactionRecord } from '../../src/store/types';
+import { Code } from '../../src/wallet/codes';
+import type { WalletOutcome } from '../../src/wallet/protocol';
+import { createRetryProcessor, type RetryProcessorDeps } from '../../workers/retry-processor';
+import type { RunningWorker } from '../../workers/worker';
+import { redisUrl } from '../support/prefix';
+import { newId, startHarness, type Harness, type Player } from '../support/worker-harness';
+
+/**
+ * A debit being compensated holds its own token (includes/debit-state.lua): paths that could leave
+ * that hold in place for good, so that the token's terminate never goes.
+ */
+let h: Harness;
+let worker: RunningWorker | undefined;
+
+beforeAll(async () => {
+  h = await startHarness({ label: 'rvhold', env: { WALLET_TIMEOUT_MS: '400' } });
+});
+afterEach(async () => {
+  h.sim.faults.clear();
+  await worker?.close();
+  worker = undefined;
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const keys = () => h.store.layout.keys(0);
+const tokenCalls = (of: Player) => h.sim.calls().filter((c) => c.body?.token === of.fields.token).map((c) => c.operation);
+const endSession = (of: Player) =>
+  fetch(`${h.url}/engine/v1/sessions/${of.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
+
+async function lostDebit(of: Player): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
+  const bet = await h.claimDebit(of);
+  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+  const lost = await h.wallet.send('debit', bet.walletBody);
+  expect(lost.kind).toBe('unknown');
+  return { bet, lost };
+}
+
+/** After `end`, with a worker sweeping: what still holds the bet's token, and whether it was terminated. */
+async function afterEnd(of: Player, betId: string) {
+  worker = await h.startWorker();
+  await endSession(of);
+  await worker.sweepNow();
+  let terminated = false;
+  try {
+    await waitFor('terminate', async () => tokenCalls(of).includes('terminate') || undefined, 6_000);
+    terminated = true;
+  } catch {
+    terminated = false;
+  }
+  return {
+    debit: (await h.store.get(betId))?.state,
+    holding: await h.redis.smembers(keys().tokenPending(of.session.tokenRef)),
+    terminated,
+  };
+}
+
+it('a hold nothing can give back any more (left by a process of an earlier release) does not keep the token from its terminate', async () => {
+  const own = await h.newPlayer();
+  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+  const { debit, compensationId } = await h.refusedDebit(own);
+  expect(await h.redis.sismember(keys().tokenPending(own.session.tokenRef), debit.transactionId)).toBe(1);
+
+  // The compensation goes through and is settled as the previous release settles it: the debit
+  // becomes compensated, but its id stays in the token's pending set (that release's settle knew
+  // nothing of the debit's hold), as does a member whose record is gone.
+  const comp = (await h.store.get(compensationId))!;
+  const sent = await h.wallet.send('rollback', comp.walletBody);
+  if (sent.kind !== 'ok') throw new Error(`rollback: ${JSON.stringify(sent)}`);
+  expect(await h.store.settle(comp, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: sent.response.balance, sessionBalance: sent.response.balance, error: null, debitState: 'compensated' })).toBe(true);
+  await h.redis.sadd(keys().tokenPending(own.session.tokenRef), debit.transactionId, 'b-removed-by-hand');
+
+  expect(await afterEnd(own, debit.transactionId)).toEqual({ debit: 'compensated', holding: [], terminated: true });
+});
+
+it('a debit linked to an engine refund that already succeeded (its job still active, so none is added) is compensated in the same step and holds nothing', async () => {
+  const own = await h.newPlayer();
+  const { bet, lost } = await lostDebit(own);
+  // The engine's refund of the bet: its inline try is answered 32, so a job retries it.
+  const refundId = newId('rollback');
+  h.sim.faults.failNext('rollback', 1, Code.UserOffline, { transactionId: refundId });
+  expect((await h.settleInline(own, 'rollback', bet, { id: refundId })).next).toBe('retry');
+
+  // The refund's job runs (the worker's real processor); right after it settled the refund
+  // succeeded, while BullMQ still has the job active, the bet's gateway concludes "compensate":
+  // the compensation links to the refund (round.rollback still names it) and its
+  // ensureRetryJob finds the refund's job live, so adds none.
+  let linked: unknown;
+  let jobAdded: boolean | undefined;
+  const racing = {
+    ...h.store,
+    async settle(record: Parameters<typeof h.store.settle>[0], update: SettleUpdate) {
+      const done = await h.store.settle(record, update);
+      if (done && record.transactionId === refundId && update.state === 'succeeded' && linked === undefined) {
+        const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+        if (next.kind !== 'compensate') throw new Error('expected compensate');
+        linked = await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 });
+        jobAdded = await ensureRetryJob(h.duties.queues, compensationRef(bet, refundId), 0);
+      }
+      return done;
+    },
+  };
+  const breaker = { allowsCalls: () => true, gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as unknown as RetryProcessorDeps['breaker'];
+  const processRetry = createRetryProcessor({
+    store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined,
+    logger: createLogger({ level: 'silent', name: 'review' }), metrics: createMetrics({ defaultMetrics: false }), unit: 'ms',
+    graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000, now: Date.now,
+  });
+  const connection = createRedis(redisUrl(), { forBullmq: true });
+  const bull = new Worker<RetryJobData>(QUEUE_NAMES.retry, (job: Job<RetryJobData>, token?: string) => processRetry(job, token), { connection, prefix: h.duties.queues.layout.queuePrefix(0) });
+  try {
+    await waitFor('the refund job done', async () => (linked !== undefined && (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(refundId))) === 'unknown') || undefined, 10_000);
+  } finally {
+    await bull.close();
+    connection.disconnect();
+  }
+  expect({ linked, jobAdded }).toEqual({ linked: { kind: 'linked', compensationId: refundId }, jobAdded: false });
+  expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
+  // The stake is back (the refund applied); nothing is owed, yet:
+  expect(await afterEnd(own, bet.transactionId)).toEqual({ debit: 'compensated', holding: [], terminated: true });
+});
