@@ -127,7 +127,6 @@ const inputs: [string, Input][] = [
   ['admin: a 37-character id', { path: () => `/admin/transactions/${'x'.repeat(37)}`, headers: admin() }],
   ['admin: a list of another state', { path: () => '/admin/transactions?state=pending&limit=1000', headers: admin() }],
   ['admin: a redrive from another site', { method: 'POST', path: () => '/admin/transactions/x1/redrive', headers: { ...admin(), origin: 'https://evil.example' } }],
-  ['admin: a redrive of an unknown id', { method: 'POST', path: () => '/admin/transactions/x1/redrive', headers: admin() }],
   ['admin: a bulk redrive filter sent as a form (curl -d)', { method: 'POST', path: () => '/admin/transactions/redrive', headers: { ...admin(), 'content-type': 'application/x-www-form-urlencoded' }, body: 'kind=debit' }],
   ['admin: a bulk redrive filter sent as text/plain', { method: 'POST', path: () => '/admin/transactions/redrive', headers: { ...admin(), 'content-type': 'text/plain' }, body: '{"kind":"debit"}' }],
   ['admin: an export from a time past what a Date holds', { path: () => '/admin/api/export?from=99999999999999999&to=99999999999999999', headers: admin() }],
@@ -171,5 +170,16 @@ describe('hostile input', () => {
     expect(walletCalls()).toBe(callsBefore);
     expect(await keysUnderPrefix()).toEqual(keysBefore);
     expect((await rawRequest(w.url, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('admin: a redrive of an unknown id: 404, no wallet call, and nothing written but its audit entry (refused actions are audited)', async () => {
+    const keysBefore = await keysUnderPrefix();
+    const callsBefore = walletCalls();
+    const res = await rawRequest(w.url, 'POST', '/admin/transactions/x1/redrive', admin());
+    expect(res.status).toBe(404);
+    expect(walletCalls()).toBe(callsBefore);
+    expect((await keysUnderPrefix()).filter((k) => !keysBefore.includes(k))).toEqual(keysBefore.includes(`${w.prefix}:audit`) ? [] : [`${w.prefix}:audit`]);
+    const [newest] = await redis.xrevrange(`${w.prefix}:audit`, '+', '-', 'COUNT', 1);
+    expect(newest?.[1]).toEqual(expect.arrayContaining(['action', 'redrive', 'transaction_id', 'x1', 'result', 'not_found']));
   });
 });
