@@ -188,6 +188,13 @@ function bullBoardRouter(queues: readonly Queue[]) {
   return app;
 }
 
+/**
+ * Bull Board's paging, checked before it reaches BullMQ: a page past what a Redis integer holds
+ * was refused inside BullMQ's script, a 500. Its own UI pages by tens to hundreds.
+ */
+const pagingNumber = (max: number) => z.string().regex(/^[1-9][0-9]{0,9}$/, 'must be a positive whole number').refine((s) => Number(s) <= max, `must be at most ${max}`).optional();
+const bullBoardPaging = z.looseObject({ page: pagingNumber(1_000_000_000), jobsPerPage: pagingNumber(1000) });
+
 /** `POST /admin/transactions/redrive`: which dead records (the state is always `dead`). */
 const bulkRedriveSchema = z.strictObject({
   state: z.literal('dead').default('dead'),
@@ -220,6 +227,11 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.use(BULL_BOARD_PATH, (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') audit(res, 'bull-board', { method: req.method, path: req.path });
     next();
+  });
+  router.use(`${BULL_BOARD_PATH}/api`, (req: Request, res: Response, next: NextFunction) => {
+    const parsed = bullBoardPaging.safeParse(req.query);
+    if (parsed.success) next();
+    else sendError(res, errors.validation(fieldIssues(parsed.error)));
   });
   router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
   if (deps.console !== undefined) router.use(createConsoleRouter(deps.console));

@@ -39,11 +39,16 @@ const time = z.preprocess(emptyAsUndefined, timeText.optional());
 const requiredTime = z.preprocess(emptyAsUndefined, timeText);
 const id = z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9]{1,20}$/, 'must be a number').optional());
 /** An audit entry's stream id (`ms-seq`) to page before: both parts fit Redis's 64 bits, and it is above 0-0 (nothing is older). */
+const AUDIT_CURSOR = /^\d{1,20}-\d{1,20}$/;
 const auditCursor = z
   .string()
-  .regex(/^\d{1,20}-\d{1,20}$/, 'must be an audit entry id like 1732530000000-0')
-  .refine((s) => s.split('-').every((part) => BigInt(part) <= U64_MAX) && !/^0+-0+$/.test(s), 'must be an audit entry id above 0-0')
+  .regex(AUDIT_CURSOR, 'must be an audit entry id like 1732530000000-0')
+  // zod runs a refinement even after the pattern failed: BigInt() is only for text the pattern took.
+  .refine((s) => !AUDIT_CURSOR.test(s) || (s.split('-').every((part) => BigInt(part) <= U64_MAX) && !/^0+-0+$/.test(s)), 'must be an audit entry id above 0-0')
   .optional();
+
+/** A player's pages: the player from the path and the site from the query, checked together (one answer naming every bad field). */
+const playerQuery = z.strictObject({ player_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number'), site_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number') });
 
 const filterSchema = z.strictObject({
   state: z.preprocess(emptyAsUndefined, z.enum(['dead', 'pending']).optional()),
@@ -213,9 +218,9 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   });
 
   router.get('/admin/api/players/:player/rounds', async (req, res) => {
-    const q = parse(z.strictObject({ site_id: z.string().regex(/^[0-9]{1,20}$/), limit: filterSchema.shape.limit }), req.query, res);
-    const player = parse(z.string().regex(/^[0-9]{1,20}$/), req.params.player, res);
-    if (q === undefined || player === undefined) return;
+    const q = parse(playerQuery.extend({ limit: filterSchema.shape.limit }), { ...req.query, player_id: req.params.player }, res);
+    if (q === undefined) return;
+    const player = q.player_id;
     const rounds = await playerRounds(queries, player, q.site_id, q.limit);
     sendJson(res, 200, { player_id: jsonNumber(player), site_id: jsonNumber(q.site_id), rounds: await Promise.all(rounds.map(async (r) => ({ round_id: r.roundId, transactions: await views(r.records) }))) });
   });
@@ -304,10 +309,9 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   router.get('/admin/export', (req, res) => sendHtml(res, 200, exportPage(formValues(req))));
 
   router.get('/admin/players/:player', async (req, res) => {
-    const q = parse(z.strictObject({ site_id: z.string().regex(/^[0-9]{1,20}$/) }), req.query, res);
-    const player = parse(z.string().regex(/^[0-9]{1,20}$/), req.params.player, res);
-    if (q === undefined || player === undefined) return;
-    sendHtml(res, 200, playerPage(player, q.site_id, await playerRounds(queries, player, q.site_id, 200), now()));
+    const q = parse(playerQuery, { ...req.query, player_id: req.params.player }, res);
+    if (q === undefined) return;
+    sendHtml(res, 200, playerPage(q.player_id, q.site_id, await playerRounds(queries, q.player_id, q.site_id, 200), now()));
   });
 
   async function detail(res: Response, txId: string, notice: string): Promise<void> {
