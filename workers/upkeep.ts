@@ -1,4 +1,4 @@
-import { compensationFor, compensationRef } from '../src/duties/compensation';
+import { compensationFor, compensationRef, replaceRefusedStandIn } from '../src/duties/compensation';
 import { compensationTransactionId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { firstTryIsInline } from '../src/duties/settlement';
@@ -76,6 +76,10 @@ export async function sweep(deps: UpkeepDeps, signal?: AbortSignal): Promise<Swe
       report.examined += 1;
       try {
         const record = await store.get(id, shard);
+        if (record?.kind === 'debit' && record.state === 'compensating') {
+          if (await handOverRefusedStandIn(deps, record, shard)) report.compensations += 1;
+          continue;
+        }
         if (record?.state !== 'pending') continue;
         if (record.kind === 'debit') {
           const resolved = await resolveDebitInDoubt(deps, record);
@@ -132,6 +136,19 @@ async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): 
     return 'unclear';
   }
   return (await compensateLostDebit(deps, debit, attempts, history)) ? 'compensated' : 'moved';
+}
+
+/**
+ * A debit the settle of its refused stand-in put back in the pending index: the process that
+ * should have handed its compensation over right after that settle did not (it died), nor did a
+ * job of the refund. The debit's own compensation takes over now.
+ */
+async function handOverRefusedStandIn(deps: UpkeepDeps, debit: TransactionRecord, shard: number): Promise<boolean> {
+  const refund = debit.compensationId === null ? undefined : await deps.store.get(debit.compensationId, shard);
+  if (refund?.state !== 'failed') return false;
+  const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund);
+  if (compensationId !== undefined) deps.logger.warn({ transaction_id: debit.transactionId, refused_refund_id: refund.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused, its hand-over lost: own compensation started');
+  return compensationId !== undefined;
 }
 
 async function compensateLostDebit(deps: UpkeepDeps, debit: TransactionRecord, attempts: number, history: TransactionRecord['history']): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import { compensationFor, compensationRef } from '../../src/duties/compensation';
+import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { ensureRetryJob, QUEUE_NAMES, retryJobId, type RetryJobData } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { waitFor } from '../../src/lib/wait-for';
@@ -129,4 +130,34 @@ it('a debit linked to an engine refund that already succeeded (its job still act
   expect(await h.store.get(refundId)).toMatchObject({ state: 'succeeded' });
   // The stake is back (the refund applied); nothing is owed, yet:
   expect(await afterEnd(own, bet.transactionId)).toEqual({ debit: 'compensated', holding: [], terminated: true });
+});
+
+it('a refused stand-in whose hand-over was lost with its process (and no job of the refund behind it) is handed over by the sweeper', async () => {
+  const own = await h.newPlayer();
+  const start = h.sim.ledger.balanceOf(own.fields.player_id);
+  const { bet, lost } = await lostDebit(own);
+  // The engine's refund is out when the bet's process links its compensation to it, and that
+  // process dies before it queues the refund's job.
+  const refund = await h.claimOnly(own, 'rollback', bet);
+  const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+  if (next.kind !== 'compensate') throw new Error('expected compensate');
+  expect(await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'linked', compensationId: refund.transactionId });
+
+  // The refund is refused for good and settled; its process dies before the hand-over look.
+  h.sim.faults.failNext('rollback', 1, Code.Validation, { transactionId: refund.transactionId });
+  const refused = afterInlineAttempt({ record: refund, outcome: await h.wallet.send('rollback', refund.walletBody), unit: 'ms', now: Date.now() });
+  if (refused.kind !== 'settle') throw new Error('expected a refusal');
+  expect(await h.store.settle(refund, refused.update)).toBe(true);
+  expect(await h.store.get(bet.transactionId)).toMatchObject({ state: 'compensating', compensationId: refund.transactionId });
+
+  worker = await h.startWorker();
+  await worker.sweepNow();
+  const settled = await waitFor('the bet compensated by its own rollback', async () => {
+    const record = await h.store.get(bet.transactionId);
+    return record?.state === 'compensated' ? record : undefined;
+  }, 20_000);
+  expect(settled.compensationId).toBe(compensationTransactionId(bet.transactionId));
+  expect(h.sim.ledger.transaction(bet.transactionId)).toMatchObject({ rolledBack: true });
+  expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
+  expect(await h.redis.zscore(keys().pendingIndex(), bet.transactionId)).toBeNull();
 });

@@ -2,7 +2,8 @@
   Applies an update to a record if it is still in an expected state (and, when given, has made
   exactly the expected number of attempts), and moves everything that hangs on the record's state
   in the same step: the pending index, the token's pending set, the dead index, the round's count
-  of open credits/rollbacks, the session's balance, and the debit a compensation stands for.
+  of open credits/rollbacks, the session's balance, and the debit a compensation stands for (and
+  the sweeper's look at that debit when the refund standing in for it was refused for good).
 
   Dead work still holds its token (no terminate) and its round (a held closer keeps waiting): it
   stays in the token's pending set and in the round's open count until it leaves `dead`.
@@ -117,4 +118,12 @@ if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debit
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
 moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
+
+-- A refund refused for good that stood in for a debit's compensation: the debit's own compensation
+-- takes over right after this settle (replaceRefusedStandIn). Should that process die first, with
+-- no job of the refund behind it, the sweeper finds the debit here.
+if newState == 'failed' and debitKey ~= txKey and redis.call('HGET', debitKey, 'state') == 'compensating'
+    and redis.call('HGET', debitKey, 'compensation_id') == id then
+  redis.call('ZADD', pendingKey, nextCheckAt, redis.call('HGET', debitKey, 'id'))
+end
 return 1
