@@ -145,7 +145,11 @@ async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): 
  */
 async function handOverRefusedStandIn(deps: UpkeepDeps, debit: TransactionRecord, shard: number): Promise<boolean> {
   const refund = debit.compensationId === null ? undefined : await deps.store.get(debit.compensationId, shard);
-  if (refund?.state !== 'failed') return false;
+  if (refund?.state !== 'failed') {
+    // Not a refused stand-in (any more): its compensation, if pending, is the sweeper's work, not the debit.
+    await deps.store.dropFromSweep(debit);
+    return false;
+  }
   const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund);
   if (compensationId !== undefined) deps.logger.warn({ transaction_id: debit.transactionId, refused_refund_id: refund.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused, its hand-over lost: own compensation started');
   return compensationId !== undefined;

@@ -182,6 +182,8 @@ export interface TransactionStore {
   dueForRecheck(shard: number, now: number, limit: number): Promise<string[]>;
   /** The next `status` check of a watched debit. */
   recheckLater(debit: ShardRef, at: number): Promise<void>;
+  /** Takes a record out of the sweeper's work list (a debit whose refused stand-in was handed over meanwhile). */
+  dropFromSweep(record: ShardRef): Promise<void>;
 }
 
 /** What every script call of this store knows besides its input. */
@@ -415,6 +417,10 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
 
     async recheckLater(debit, at) {
       await redis.zadd(keysOf(debit).recheckIndex(), 'XX', at, debit.transactionId);
+    },
+
+    async dropFromSweep(record) {
+      await redis.zrem(keysOf(record).pendingIndex(), record.transactionId);
     },
 
     async deadBetween(from, to, limit) {

@@ -161,3 +161,16 @@ it('a refused stand-in whose hand-over was lost with its process (and no job of 
   expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
   expect(await h.redis.zscore(keys().pendingIndex(), bet.transactionId)).toBeNull();
 });
+
+it('a compensating debit in the sweeper\'s list whose compensation is no refused stand-in is taken out of it, nothing else done', async () => {
+  const own = await h.newPlayer();
+  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+  const { debit } = await h.refusedDebit(own);
+  // Its own compensation keeps retrying meanwhile: the debit stays compensating through the sweep.
+  h.sim.faults.failNext('rollback', 10, Code.InternalServiceError, { transactionId: compensationTransactionId(debit.transactionId) });
+  await h.redis.zadd(keys().pendingIndex(), 0, debit.transactionId);
+  worker = await h.startWorker();
+  await worker.sweepNow();
+  expect(await h.redis.zscore(keys().pendingIndex(), debit.transactionId)).toBeNull();
+  expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'compensating', compensationId: compensationTransactionId(debit.transactionId) });
+});
