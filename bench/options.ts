@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 export const PARTS = ['direct', 'reference', 'gateway', 'worker', 'tls'] as const;
 export type Part = (typeof PARTS)[number];
 
-/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--only PARTS] [--processes N] [--no-build] [--verbose]` */
+/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--alloc] [--only PARTS] [--processes N] [--no-build] [--verbose]` */
 export interface BenchOptions {
   readonly connections: number;
   /** Seconds of measured load per case. */
@@ -18,6 +18,7 @@ export interface BenchOptions {
   readonly retryJobs: number;
   readonly quick: boolean;
   readonly profile: boolean;
+  readonly alloc: boolean;
   /**
    * Requests (bets and their wins, half each) for the long RSS run, 0 = not run. Not part of the
    * default run: a million requests take about ten minutes on this box.
@@ -38,6 +39,8 @@ const USAGE = `usage: npm run bench -- [options]
   --duration S      seconds of measured load per case (default 10; --quick: 2)
   --quick           smoke run: short cases, fewer retry jobs
   --profile         also run the gateway bet case under node --cpu-prof and print the top self-time functions
+  --alloc           also count the bytes the gateway allocates per bet (V8's sampling heap profiler,
+                    collected objects included): a figure that does not move with the box's speed
   --endurance N     also drive N requests (bets and wins) through one more gateway and sample its RSS
                     every 10%: the "RSS after 1 M requests" target (--endurance 1000000: ~10 minutes)
   --only LIST       comma-separated parts to run, of ${PARTS.join(', ')} (default all; worker needs gateway)
@@ -61,6 +64,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       duration: { type: 'string' },
       quick: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
+      alloc: { type: 'boolean', default: false },
       only: { type: 'string' },
       endurance: { type: 'string' },
       processes: { type: 'string' },
@@ -87,6 +91,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     retryJobs: Math.round(Math.min(3000, Math.max(300, duration * 300))),
     quick,
     profile: values.profile,
+    alloc: values.alloc,
     only: only as Part[],
     endurance: values.endurance === undefined ? 0 : Math.round(positive('endurance', values.endurance, 0)),
     processes: Math.round(positive('processes', values.processes, availableParallelism())),

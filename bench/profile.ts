@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 /**
  * Reads the .cpuprofile files `node --cpu-prof` writes at exit (one per gateway process) and
  * ranks functions by self time, summed over the processes. Idle time is left out of the shares.
+ * Also reads the allocation profiles bench/alloc-sampler.cjs writes: bytes allocated per request.
  */
 interface CallFrame {
   functionName: string;
@@ -100,4 +101,51 @@ export function summariseProfiles(files: readonly string[], root: string, limit 
     .slice(0, limit)
     .map(([area, us]) => ({ area, selfMs: Math.round(us / 1000), percent: share(us, busyUs) }));
   return { files: files.length, busyMs: Math.round(busyUs / 1000), idleMs: Math.round(idleUs / 1000), top, areas: byArea };
+}
+
+interface HeapNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children: HeapNode[];
+}
+
+export interface AllocationSummary {
+  readonly files: number;
+  readonly requests: number;
+  /** Bytes allocated per request, every process of the gateway together (V8's estimate from its samples). */
+  readonly bytesPerRequest: number;
+  readonly top: readonly { readonly name: string; readonly location: string; readonly bytesPerRequest: number }[];
+  readonly areas: readonly { readonly area: string; readonly bytesPerRequest: number }[];
+}
+
+/**
+ * Sums sampling heap profiles (HeapProfiler.stopSampling's `profile`, collected objects included)
+ * over the processes: allocation per request, by function and by area, self sizes.
+ */
+export function summariseAllocations(files: readonly string[], root: string, requests: number, limit = 15): AllocationSummary {
+  const self = new Map<string, { name: string; location: string; bytes: number }>();
+  const areas = new Map<string, number>();
+  let total = 0;
+  const visit = (node: HeapNode): void => {
+    total += node.selfSize;
+    if (node.selfSize > 0) {
+      const area = areaOf(node.callFrame, root);
+      areas.set(area, (areas.get(area) ?? 0) + node.selfSize);
+      const where = location(node.callFrame, root);
+      const name = node.callFrame.functionName === '' ? '(anonymous)' : node.callFrame.functionName;
+      const entry = self.get(`${name} ${where}`) ?? { name, location: where, bytes: 0 };
+      entry.bytes += node.selfSize;
+      self.set(`${name} ${where}`, entry);
+    }
+    for (const child of node.children) visit(child);
+  };
+  for (const file of files) visit((JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode }).head);
+  const per = (bytes: number): number => (requests === 0 ? 0 : Math.round(bytes / requests));
+  return {
+    files: files.length,
+    requests,
+    bytesPerRequest: per(total),
+    top: [...self.values()].sort((a, b) => b.bytes - a.bytes).slice(0, limit).map((e) => ({ name: e.name, location: e.location, bytesPerRequest: per(e.bytes) })),
+    areas: [...areas.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([area, bytes]) => ({ area, bytesPerRequest: per(bytes) })),
+  };
 }

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadResult } from './load';
 import type { BenchOptions } from './options';
-import type { ProfileSummary } from './profile';
+import type { AllocationSummary, ProfileSummary } from './profile';
 
 /** Everything one run measured, as written to bench/results/<date>-<sha>.json. */
 export interface BenchReport {
@@ -33,6 +33,8 @@ export interface BenchReport {
     endurance?: { requests: number; seconds: number; errors: number; samples: { requests: number; rssMiB: { pid: number; mib: number }[] }[] };
   };
   profile?: ProfileSummary | { error: string };
+  /** `--alloc`: bytes the gateway allocates per bet. */
+  allocation?: AllocationSummary;
   /** Cases not run, and why. */
   skipped: string[];
   derived?: Derived;
@@ -289,6 +291,15 @@ export function render(r: BenchReport): string {
       out.push('the same self time by where the code lives:');
       out.push(table(['self ms', '%', 'area'], r.profile.areas.map((a) => [String(a.selfMs), show(a.percent, 1), a.area])));
     }
+  }
+  if (r.allocation) {
+    const a = r.allocation;
+    out.push('');
+    out.push(`allocated by the gateway per bet (${a.files} processes, ${a.requests} bets): ${(a.bytesPerRequest / 1024).toFixed(1)} KiB; the largest, self bytes:`);
+    out.push(table(['bytes/bet', 'function', 'where'], a.top.map((f) => [String(f.bytesPerRequest), f.name, f.location])));
+    out.push('');
+    out.push('the same by where the code lives:');
+    out.push(table(['bytes/bet', 'area'], a.areas.map((x) => [String(x.bytesPerRequest), x.area])));
   }
   if (r.skipped.length > 0) {
     out.push('');

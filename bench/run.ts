@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -13,8 +13,8 @@ import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
 import { LoadTally, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
-import { cpuMicros, ioCounters, peakConnections, rssMiB, type IoCounters } from './proc';
-import { summariseProfiles } from './profile';
+import { cpuMicros, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
+import { summariseAllocations, summariseProfiles } from './profile';
 import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type WorkerResult } from './report';
 import {
   CREDENTIALS,
@@ -665,6 +665,34 @@ async function profileCase(sim: Sim, redisUrl: string, options: BenchOptions, re
   await clearSimCalls(sim);
 }
 
+/**
+ * Bytes the gateway allocates per bet, every process together: each loads bench/alloc-sampler.cjs,
+ * which samples between two SIGUSR2s around the measured load. Unlike req/s and CPU time it does
+ * not move with the box's speed, and every allocation is young-generation GC work later.
+ */
+async function allocationCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const dir = join(tmp, 'alloc-profiles');
+  mkdirSync(dir, { recursive: true });
+  const gateway = await startGateway(sim, redisUrl, options, 'alloc', ['--require', join(ROOT, 'bench', 'alloc-sampler.cjs')], { BENCH_ALLOC_DIR: dir });
+  try {
+    const sessions = await launchSessions(gateway, options.connections, 'alloc');
+    const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
+    await runLoad({ ...spec, durationSec: options.warmup });
+    const pids = processTree(gateway.service.pid);
+    const toggle = (): void => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
+    toggle();
+    const result = await runLoad({ ...spec, durationSec: options.duration });
+    toggle();
+    log(`allocation-sampled gateway.bet: ${summary(result)}`);
+    const files = (): string[] => readdirSync(dir).filter((f) => f.endsWith('.heapprofile')).map((f) => join(dir, f));
+    await waitFor('every gateway process wrote its allocation profile', () => files().length === pids.length, START_TIMEOUT_MS);
+    report.allocation = summariseAllocations(files(), ROOT, result.requests);
+  } finally {
+    await gateway.service.stop();
+    await clearSimCalls(sim);
+  }
+}
+
 // --- main ---------------------------------------------------------------------------------
 
 function git(args: string[]): string {
@@ -752,6 +780,7 @@ async function main(): Promise<void> {
   if (gatewayBuilt) {
     if (runs('tls')) await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
+    if (options.alloc) await part('allocation', () => allocationCase(sim, redis.url, options, report, tmp));
     if (options.endurance > 0) await part('endurance', () => enduranceCase(sim, redis.url, options, report));
   }
 
