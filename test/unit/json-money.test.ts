@@ -1,4 +1,4 @@
-import { stringify as losslessStringify } from 'lossless-json';
+import { parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
 import { LosslessNumber, parseJson, stringifyJson, JsonSyntaxError, jsonNumber } from '../../src/lib/json';
 import { fromMinor, sameAmount, toMinor } from '../../src/lib/money';
 import { decimalText, u64 } from '../../src/lib/schemas';
@@ -23,6 +23,78 @@ describe('lossless JSON', () => {
   it('throws a typed error on bad JSON', () => {
     expect(() => parseJson('{"a":')).toThrow(JsonSyntaxError);
     expect(() => parseJson('<html>')).toThrow(JsonSyntaxError);
+  });
+});
+
+describe('parseJson reads what lossless-json parse reads', () => {
+  /** A text form of a parse's outcome: numbers by their source text, objects with their prototype. */
+  const canon = (v: unknown): string => {
+    if (v instanceof LosslessNumber) return `N(${v.value})`;
+    if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
+    if (typeof v === 'object' && v !== null) {
+      const proto = Object.getPrototypeOf(v) === Object.prototype ? '' : '!proto';
+      return `{${proto}${Object.keys(v).map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    }
+    return JSON.stringify(v) ?? String(v);
+  };
+  const outcome = (parse: (text: string) => unknown, text: string): string => {
+    try {
+      return canon(parse(text));
+    } catch {
+      return 'error';
+    }
+  };
+  const theirs = (text: string): unknown => losslessParse(text, undefined, (n: string) => new LosslessNumber(n));
+  const same = (text: string): void => expect({ text, ours: outcome(parseJson, text) }).toEqual({ text, ours: outcome(theirs, text) });
+
+  it.each([
+    '{}', '[]', '""', '0', '-0', '1', '-1', '10.50', '1e400', '-0.0e-0', '1E+2', '01', '-', '-a', '1.', '.5', '1e', '1e+', '+1', '0x10',
+    'true', 'false', 'null', 'tru', 'nul', 'True', ' true ', '\t\n\r null \r\n', '\ufeff{}', '', ' ',
+    '"a\\"b"', '"\\/"', '"\\u00e9\\u20AC"', '"\\ud83d\\ude00"', '"\\ud800"', '"\\u12G4"', '"\\x"', '"\\"', '"abc', '"a\u0001b"', '"a\u007fb"',
+    '{"a":1,"a":1}', '{"a":1,"a":2}', '{"a":{"b":[1,2.0]},"a":{"b":[1,2.0]}}', '{"a":[1],"a":{"0":1}}', '{"__proto__":{"x":1}}', '{"constructor":1,"toString":2}',
+    '{"a":1,}', '{,"a":1}', '{"a" 1}', '{"a":}', '{a:1}', "{'a':1}", '{"a":1 "b":2}', '{"a":1 , "b" : 2 }', '[1,]', '[,1]', '[1 2]', '[ 1 , [ 2 ] ]', '{"a":1}x', '{"a":1}{}',
+    `{"player_id":${MAX},"amount":10.50}`, `[${'['.repeat(50)}${']'.repeat(50)}]`,
+  ])('%j', (text) => same(text));
+
+  it('matches on seeded random texts, valid and broken', () => {
+    let seed = 0x51ed_c0de;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const int = (n: number): number => Math.floor(next() * n);
+    const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+    const PIECES = ['a', 'é', '😀', ' ', '\\"', '\\\\', '\\/', '\\n', '\\u0041', '\\uD83D', '\\x', '\\u00', '\u0001', '\ud800', '__proto__'];
+    const str = (): string => `"${Array.from({ length: int(5) }, () => pick(PIECES)).join('')}"`;
+    const num = (): string => `${pick(['', '-'])}${pick(['0', '7', '18446744073709551615', '10'])}${pick(['', '.5', '.50', '.'])}${pick(['', 'e3', 'E-2', 'e+', 'e'])}`;
+    const ws = (): string => pick(['', '', ' ', '\n\t', '\r'])
+    const value = (depth: number): string => {
+      const kind = depth === 0 ? int(3) : int(5);
+      if (kind === 0) return str();
+      if (kind === 1) return num();
+      if (kind === 2) return pick(['true', 'false', 'null']);
+      if (kind === 3) return `[${ws()}${Array.from({ length: int(4) }, () => `${ws()}${value(depth - 1)}${ws()}`).join(',')}]`;
+      return `{${ws()}${Array.from({ length: int(4) }, () => `${pick([str(), '"k"', '"k"'])}${ws()}:${ws()}${value(depth - 1)}`).join(`${ws()},${ws()}`)}}`;
+    };
+    const GRAMMAR = ['{', '}', '[', ']', ',', ':', '"', '\\', '-', '.', 'e', '0', ' ', 'n'];
+    const broken = (text: string): string => {
+      const at = int(text.length + 1);
+      return pick([
+        () => text.slice(0, at) + text.slice(at + 1),
+        () => text.slice(0, at) + pick(GRAMMAR) + text.slice(at),
+        () => text.slice(0, at),
+      ])();
+    };
+    let valid = 0;
+    for (let i = 0; i < 4000; i++) {
+      const good = value(3);
+      const text = i % 2 === 0 ? good : broken(good);
+      same(text);
+      if (outcome(theirs, text) !== 'error') valid += 1;
+    }
+    // Both kinds were met, many of each.
+    expect(valid).toBeGreaterThan(1000);
+    expect(valid).toBeLessThan(3900);
   });
 });
 
