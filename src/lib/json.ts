@@ -17,11 +17,16 @@ export class JsonSyntaxError extends Error {
  * both values are deep-equal, `__proto__` an own property. Hand-written because lossless-json
  * builds every string one character at a time: about a tenth of all a bet allocated (bench
  * `--alloc`). Here a string without escapes is one slice. The unit tests check it against
- * lossless-json on a table and on seeded random texts, valid and not.
+ * lossless-json on a table and on seeded random texts, valid and not. One difference: nesting
+ * deeper than MAX_DEPTH is refused as bad JSON (lossless-json's limit was the call stack, and
+ * overflowing it threw a RangeError).
  */
 export function parseJson(text: string): unknown {
   return new JsonParser(text).document();
 }
+
+/** Arrays and objects inside each other: far more than any wallet or engine body has. */
+export const MAX_DEPTH = 512;
 
 const ESCAPED: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
@@ -30,6 +35,7 @@ const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && 
 
 class JsonParser {
   private i = 0;
+  private depth = 0;
 
   constructor(private readonly text: string) {}
 
@@ -127,7 +133,13 @@ class JsonParser {
     return new LosslessNumber(text.slice(start, this.i));
   }
 
+  private enter(): void {
+    this.depth += 1;
+    if (this.depth > MAX_DEPTH) this.fail(`nested deeper than ${MAX_DEPTH}`);
+  }
+
   private object(): Record<string, unknown> {
+    this.enter();
     this.i += 1;
     this.skipWhitespace();
     const object: Record<string, unknown> = {};
@@ -156,10 +168,12 @@ class JsonParser {
     }
     if (this.text.charCodeAt(this.i) !== 0x7d) this.fail("'}' expected");
     this.i += 1;
+    this.depth -= 1;
     return object;
   }
 
   private array(): unknown[] {
+    this.enter();
     this.i += 1;
     this.skipWhitespace();
     const array: unknown[] = [];
@@ -174,6 +188,7 @@ class JsonParser {
     }
     if (this.text.charCodeAt(this.i) !== 0x5d) this.fail("']' expected");
     this.i += 1;
+    this.depth -= 1;
     return array;
   }
 }

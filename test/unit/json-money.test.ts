@@ -1,5 +1,5 @@
 import { parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
-import { LosslessNumber, parseJson, stringifyJson, JsonSyntaxError, jsonNumber } from '../../src/lib/json';
+import { LosslessNumber, MAX_DEPTH, parseJson, stringifyJson, JsonSyntaxError, jsonNumber } from '../../src/lib/json';
 import { fromMinor, sameAmount, toMinor } from '../../src/lib/money';
 import { decimalText, u64 } from '../../src/lib/schemas';
 import { encodeRequest, successResponseSchema } from '../../src/wallet/protocol';
@@ -55,6 +55,15 @@ describe('parseJson reads what lossless-json parse reads', () => {
     '{"a":1,}', '{,"a":1}', '{"a" 1}', '{"a":}', '{a:1}', "{'a':1}", '{"a":1 "b":2}', '{"a":1 , "b" : 2 }', '[1,]', '[,1]', '[1 2]', '[ 1 , [ 2 ] ]', '{"a":1}x', '{"a":1}{}',
     `{"player_id":${MAX},"amount":10.50}`, `[${'['.repeat(50)}${']'.repeat(50)}]`,
   ])('%j', (text) => same(text));
+
+  it(`refuses nesting deeper than ${MAX_DEPTH} as bad JSON, where lossless-json overflowed the stack`, () => {
+    const nested = (n: number, open: string, close: string): string => open.repeat(n) + close.repeat(n);
+    expect(canon(parseJson(nested(MAX_DEPTH, '[', ']')))).toBe(`${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}`);
+    expect(() => parseJson(nested(MAX_DEPTH + 1, '[', ']'))).toThrow(JsonSyntaxError);
+    expect(() => parseJson(`${'{"a":'.repeat(MAX_DEPTH + 1)}1${'}'.repeat(MAX_DEPTH + 1)}`)).toThrow(JsonSyntaxError);
+    // A body of the engine's 16 KiB limit all brackets: refused as JSON, no stack overflow.
+    expect(() => parseJson(nested(8192, '[', ']'))).toThrow(JsonSyntaxError);
+  });
 
   it('matches on seeded random texts, valid and broken', () => {
     let seed = 0x51ed_c0de;
