@@ -8,9 +8,7 @@ import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { createRedis } from '../../src/store/redis';
 import type { SettleUpdate } from '../../src/store/transactions';
-import type { TransactionRecord } from '../../src/store/types';
 import { Code } from '../../src/wallet/codes';
-import type { WalletOutcome } from '../../src/wallet/protocol';
 import { createRetryProcessor, type RetryProcessorDeps } from '../../workers/retry-processor';
 import type { RunningWorker } from '../../workers/worker';
 import { redisUrl } from '../support/prefix';
@@ -24,7 +22,7 @@ let h: Harness;
 let worker: RunningWorker | undefined;
 
 beforeAll(async () => {
-  h = await startHarness({ label: 'rvhold', env: { WALLET_TIMEOUT_MS: '400' } });
+  h = await startHarness({ label: 'tokenhold', env: { WALLET_TIMEOUT_MS: '400' } });
 });
 afterEach(async () => {
   h.sim.faults.clear();
@@ -36,26 +34,16 @@ afterAll(async () => {
 });
 
 const keys = () => h.store.layout.keys(0);
-const tokenCalls = (of: Player) => h.sim.calls().filter((c) => c.body?.token === of.fields.token).map((c) => c.operation);
-const endSession = (of: Player) =>
-  fetch(`${h.url}/engine/v1/sessions/${of.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
 
-async function lostDebit(of: Player): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
-  const bet = await h.claimDebit(of);
-  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-  const lost = await h.wallet.send('debit', bet.walletBody);
-  expect(lost.kind).toBe('unknown');
-  return { bet, lost };
-}
 
 /** After `end`, with a worker sweeping: what still holds the bet's token, and whether it was terminated. */
 async function afterEnd(of: Player, betId: string) {
   worker = await h.startWorker();
-  await endSession(of);
+  await h.endSession(of);
   await worker.sweepNow();
   let terminated = false;
   try {
-    await waitFor('terminate', async () => tokenCalls(of).includes('terminate') || undefined, 6_000);
+    await waitFor('terminate', async () => h.tokenCalls(of).includes('terminate') || undefined, 6_000);
     terminated = true;
   } catch {
     terminated = false;
@@ -87,7 +75,7 @@ it('a hold nothing can give back any more (left by a process of an earlier relea
 
 it('a debit linked to an engine refund that already succeeded (its job still active, so none is added) is compensated in the same step and holds nothing', async () => {
   const own = await h.newPlayer();
-  const { bet, lost } = await lostDebit(own);
+  const { bet, lost } = await h.lostDebit(own);
   // The engine's refund of the bet: its inline try is answered 32, so a job retries it.
   const refundId = newId('rollback');
   h.sim.faults.failNext('rollback', 1, Code.UserOffline, { transactionId: refundId });
@@ -135,7 +123,7 @@ it('a debit linked to an engine refund that already succeeded (its job still act
 it('a refused stand-in whose hand-over was lost with its process (and no job of the refund behind it) is handed over by the sweeper', async () => {
   const own = await h.newPlayer();
   const start = h.sim.ledger.balanceOf(own.fields.player_id);
-  const { bet, lost } = await lostDebit(own);
+  const { bet, lost } = await h.lostDebit(own);
   // The engine's refund is out when the bet's process links its compensation to it, and that
   // process dies before it queues the refund's job.
   const refund = await h.claimOnly(own, 'rollback', bet);

@@ -26,26 +26,13 @@ async function linkCompensation(bet: TransactionRecord, lost: WalletOutcome, ref
   await waitFor('the refund job set aside until the inline call is over', async () => (await h.duties.queues.shards[0]!.retry.getJobState(retryJobId(refundId))) === 'delayed', 10_000);
 }
 
-const endSession = (of: Player) =>
-  fetch(`${h.url}/engine/v1/sessions/${of.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' });
-
-/** The wallet calls of one token, in the order the wallet saw them. */
-const tokenCalls = (of: Player) => h.sim.calls().filter((c) => c.body?.token === of.fields.token).map((c) => c.operation);
-
 const debitSettled = (id: string) =>
   waitFor(`debit ${id} settled`, async () => {
     const record = await h.store.get(id);
     return record !== undefined && record.state !== 'compensating' ? record : undefined;
   }, 20_000);
 
-/** A bet claimed and applied at the wallet whose answer never came (the inline call's outcome: unknown). */
-async function lostDebit(of: Player = player): Promise<{ bet: TransactionRecord; lost: WalletOutcome }> {
-  const bet = await h.claimDebit(of);
-  h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-  const lost = await h.wallet.send('debit', bet.walletBody);
-  expect(lost.kind).toBe('unknown');
-  return { bet, lost };
-}
+const lostDebit = (of: Player = player) => h.lostDebit(of);
 
 describe.each(TRANSPORTS)('over $label', ({ tls }) => {
   beforeAll(async () => {
@@ -190,7 +177,7 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
         if (record.transactionId !== refundId || endStatus !== undefined) return realSettle(record, update);
         await linkCompensation(bet, lost, refundId);
         const settled = await realSettle(record, update);
-        endStatus = (await endSession(own)).status;
+        endStatus = (await h.endSession(own)).status;
         return settled;
       };
       try {
@@ -208,8 +195,8 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       // and the terminate only after it.
       expect(await debitSettled(bet.transactionId)).toMatchObject({ state: 'compensated', compensationId: compensationTransactionId(bet.transactionId) });
       expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
-      await waitFor('the token terminated', async () => tokenCalls(own).includes('terminate'), 20_000);
-      expect(tokenCalls(own)).toEqual(['authenticate', 'debit', 'rollback', 'rollback', 'terminate']);
+      await waitFor('the token terminated', async () => h.tokenCalls(own).includes('terminate'), 20_000);
+      expect(h.tokenCalls(own)).toEqual(['authenticate', 'debit', 'rollback', 'rollback', 'terminate']);
     });
 
     it('a refund through another token of the player standing in for the compensation holds the bet\'s token too', async () => {
@@ -223,16 +210,16 @@ describe.each(TRANSPORTS)('over $label', ({ tls }) => {
       await linkCompensation(bet, lost, refund.transactionId);
 
       // Nothing of the bet's token is pending but the bet itself: `end` of its session waits.
-      expect((await endSession(own)).status).toBe(202);
-      expect(tokenCalls(own)).not.toContain('terminate');
+      expect((await h.endSession(own)).status).toBe(202);
+      expect(h.tokenCalls(own)).not.toContain('terminate');
 
       // The refund goes through: the bet is compensated by it, and then the bet's token goes.
       const done = afterInlineAttempt({ record: refund, outcome: await h.wallet.send('rollback', refund.walletBody), unit: 'ms', now: Date.now() });
       if (done.kind !== 'settle') throw new Error('expected the refund settled');
       expect(await h.store.settle(refund, done.update)).toBe(true);
       expect(await h.store.get(bet.transactionId)).toMatchObject({ state: 'compensated', compensationId: refund.transactionId });
-      await waitFor('the bet\'s token terminated', async () => tokenCalls(own).includes('terminate'), 20_000);
-      expect(tokenCalls(own)).toEqual(['authenticate', 'debit', 'terminate']);
+      await waitFor('the bet\'s token terminated', async () => h.tokenCalls(own).includes('terminate'), 20_000);
+      expect(h.tokenCalls(own)).toEqual(['authenticate', 'debit', 'terminate']);
       expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
     });
   });

@@ -61,6 +61,12 @@ export interface Harness {
   newPlayer(): Promise<Player>;
   /** The same player on a fresh wallet token: another session, as a relaunch with a new token makes. */
   newToken(player: Player): Promise<Player>;
+  /** A bet claimed and applied at the wallet whose answer never came (the inline call's outcome: unknown). */
+  lostDebit(player: Player): Promise<{ bet: TransactionRecord; lost: WalletOutcome }>;
+  /** The engine's `end` of the player's session, through the gateway. */
+  endSession(player: Player): Promise<Response>;
+  /** The wallet calls made with the player's token, in the order the wallet saw them. */
+  tokenCalls(player: Player): string[];
   /** A debit claimed and applied at the wallet (a bet the engine got 200 for). */
   bet(player: Player, amount?: string, options?: { roundId?: string }): Promise<TransactionRecord>;
   /**
@@ -207,6 +213,19 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
     },
     newPlayer,
     newToken: (player) => openSession({ ...player.fields, token: randomUUID() }),
+
+    async lostDebit(player) {
+      const bet = await harness.claimDebit(player);
+      sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
+      const lost = await wallet.send('debit', bet.walletBody);
+      if (lost.kind !== 'unknown') throw new Error(`the lost debit was answered: ${JSON.stringify(lost)}`);
+      return { bet, lost };
+    },
+
+    endSession: (player) =>
+      fetch(`${gateway.url}/engine/v1/sessions/${player.session.sessionId}/end`, { method: 'POST', headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' }, body: '{}' }),
+
+    tokenCalls: (player) => sim.calls().filter((c) => c.body?.token === player.fields.token).map((c) => c.operation),
 
     async bet(player, amount = '10.00', opts = {}) {
       const id = `b-${randomUUID().slice(0, 30)}`;

@@ -6,6 +6,17 @@ import { encodeRequest, successResponseSchema } from '../../src/wallet/protocol'
 
 const MAX = '18446744073709551615';
 
+/** A fixed-seed LCG (Numerical Recipes constants), so a failing random case replays. */
+function seeded(start: number): { next: () => number; int: (n: number) => number; pick: <T>(items: readonly T[]) => T } {
+  let seed = start;
+  const next = (): number => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const int = (n: number): number => Math.floor(next() * n);
+  return { next, int, pick: <T>(items: readonly T[]): T => items[int(items.length)] as T };
+}
+
 describe('lossless JSON', () => {
   it('reads 2^64−1 exactly and writes it back unchanged', () => {
     const text = `{"player_id":${MAX},"amount":10.50,"n":[1,2.0]}`;
@@ -66,13 +77,7 @@ describe('parseJson reads what lossless-json parse reads', () => {
   });
 
   it('matches on seeded random texts, valid and broken', () => {
-    let seed = 0x51ed_c0de;
-    const next = (): number => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 2 ** 32;
-    };
-    const int = (n: number): number => Math.floor(next() * n);
-    const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+    const { int, pick } = seeded(0x51ed_c0de);
     const PIECES = ['a', 'é', '😀', ' ', '\\"', '\\\\', '\\/', '\\n', '\\u0041', '\\uD83D', '\\x', '\\u00', '\u0001', '\ud800', '__proto__'];
     const str = (): string => `"${Array.from({ length: int(5) }, () => pick(PIECES)).join('')}"`;
     const num = (): string => `${pick(['', '-'])}${pick(['0', '7', '18446744073709551615', '10'])}${pick(['', '.5', '.50', '.'])}${pick(['', 'e3', 'E-2', 'e+', 'e'])}`;
@@ -164,14 +169,7 @@ describe('stringifyJson writes what lossless-json stringify writes', () => {
   });
 
   it('matches on random nested values', () => {
-    // A fixed-seed LCG (Numerical Recipes constants) so a failure replays.
-    let seed = 0x2f6b_1a3d;
-    const next = (): number => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 2 ** 32;
-    };
-    const int = (n: number): number => Math.floor(next() * n);
-    const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+    const { next, int, pick } = seeded(0x2f6b_1a3d);
     const CHARS = ['a', 'Z', '0', ' ', '"', '\\', '/', '\n', '\u0000', '\u001f', '\u007f', '\u2028', 'é', '€', '😀', '\ud800', '\udfff'];
     const text = (): string => Array.from({ length: int(6) }, () => pick(CHARS)).join('');
     const run = (): string => Array.from({ length: 1 + int(20) }, () => String(int(10))).join('');
