@@ -146,8 +146,10 @@ async function resolveDebitInDoubt(deps: UpkeepDeps, debit: TransactionRecord): 
 async function handOverRefusedStandIn(deps: UpkeepDeps, debit: TransactionRecord, shard: number): Promise<boolean> {
   const refund = debit.compensationId === null ? undefined : await deps.store.get(debit.compensationId, shard);
   if (refund?.state !== 'failed') {
-    // Not a refused stand-in (any more): its compensation, if pending, is the sweeper's work, not the debit.
-    await deps.store.dropFromSweep(debit);
+    // Not a refused stand-in (any more): nothing to hand over now. Looked at again only after the
+    // grace, so such an entry does not take a place in every sweep's batch; not removed, since a
+    // refusal settled meanwhile may just have put it there (that look then comes a grace later).
+    await deps.store.sweepLater(debit, deps.now() + deps.graceMs);
     return false;
   }
   const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund);

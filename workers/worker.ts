@@ -140,7 +140,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     graceMs,
     heldRecheckMs: HELD_RECHECK_MS,
     inFlightMs: locks.lockDuration,
-    inlineWindowMs: inlineCallWindowMs(config),
+    // Never shorter than before the write-ahead WAIT was counted in: the job lock's lifetime.
+    inlineWindowMs: Math.max(locks.lockDuration, inlineCallWindowMs(config)),
     recheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
     recheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
     now,

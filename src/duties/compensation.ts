@@ -56,10 +56,10 @@ export interface StandInDeps {
 /**
  * An engine refund that stood in for its bet's compensation (linked while its own call was still
  * out) and that the wallet refused for good reversed nothing: the debit's own compensation replaces
- * it. Called before the refusal is settled, the refund still holds the token while the replacement
- * takes it over, so an `end` in between cannot terminate the token the rollback needs; the refund's
- * job calls it again afterwards, for a refusal settled before the link was made. Returns the
- * compensation's id, or undefined when the refund stands in for nothing (any more).
+ * it. Called right after the refusal is settled (by the gateway that got it), by the refund's job,
+ * and by the sweeper when both of those were lost; the debit holds its own token throughout, so an
+ * `end` meanwhile waits. Returns the compensation's id, or undefined when the refund stands in for
+ * nothing (any more).
  */
 export async function replaceRefusedStandIn(deps: StandInDeps, refund: ShardRef & { readonly referenceTransactionId: string | null; readonly isCompensation: boolean }): Promise<string | undefined> {
   if (refund.isCompensation || refund.referenceTransactionId === null) return undefined;

@@ -170,11 +170,15 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
 
     switch (next.kind) {
       case 'settle': {
-        if (!(await transactions.settle(record, next.update))) return reread(record, lastBalance);
+        const refusedRefund = next.update.state === 'failed' && p.kind === 'rollback';
+        // For a refused refund, nextCheckAt is when the sweeper looks at a debit it stood in for, in
+        // case the hand-over below is lost with this process (settle-10).
+        const update = refusedRefund ? { ...next.update, nextCheckAt: clock() + LEASE_MARGIN_MS } : next.update;
+        if (!(await transactions.settle(record, update))) return reread(record, lastBalance);
         // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's
         // own compensation takes over now (the refund's job would make it only after the refund's
         // deadline). The debit holds its token until then, so `end` waits.
-        if (next.update.state === 'failed' && p.kind === 'rollback') {
+        if (refusedRefund) {
           await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS }, record);
         }
         const { state, balance, error } = next.update;

@@ -22,7 +22,13 @@ export class JsonSyntaxError extends Error {
  * overflowing it threw a RangeError).
  */
 export function parseJson(text: string): unknown {
-  return new JsonParser(text).document();
+  try {
+    return new JsonParser(text).document();
+  } catch (err) {
+    // Whatever else goes wrong reading a text is still "not JSON we take", never a crash of the caller.
+    if (err instanceof JsonSyntaxError) throw err;
+    throw new JsonSyntaxError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** Arrays and objects inside each other: far more than any wallet or engine body has. */

@@ -29,6 +29,8 @@ export interface Keys {
   /** The common start of every session key (scripts name the sessions of a token from it). */
   sessionPrefix(): string;
   transaction(transactionId: string): string;
+  /** transaction(id) is this + id: scripts name the records of a token's pending set from it. */
+  transactionPrefix(): string;
   /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
   /** ZSET transaction id → time after which a pending record with no job behind it is re-driven. */
@@ -68,6 +70,7 @@ export function keysFor(prefix: string): Keys {
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
+    transactionPrefix: () => `${prefix}:tx:`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,
     deadIndex: () => `${prefix}:dead`,

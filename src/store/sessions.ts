@@ -153,12 +153,12 @@ const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string
     keys.terminateFailedIndex(),
     keys.tokenWatch(tokenRef),
   ],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId, keys.transaction('')],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId, keys.transactionPrefix()],
 }));
 
 const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-5', ({ keys, tokenRef, lease }) => ({
   keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex(), keys.tokenWatch(tokenRef)],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), keys.transaction('')],
+  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), keys.transactionPrefix()],
 }));
 
 const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finish: TerminateFinish }>('finish-terminate-4', ({ keys, tokenRef, finish }) => ({

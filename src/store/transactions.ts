@@ -182,8 +182,8 @@ export interface TransactionStore {
   dueForRecheck(shard: number, now: number, limit: number): Promise<string[]>;
   /** The next `status` check of a watched debit. */
   recheckLater(debit: ShardRef, at: number): Promise<void>;
-  /** Takes a record out of the sweeper's work list (a debit whose refused stand-in was handed over meanwhile). */
-  dropFromSweep(record: ShardRef): Promise<void>;
+  /** Moves a record already in the sweeper's work list to a later look (never adds one). */
+  sweepLater(record: ShardRef, at: number): Promise<void>;
 }
 
 /** What every script call of this store knows besides its input. */
@@ -282,7 +282,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       String(start.compensation.createdAt),
       String(PLAYER_RECENT_CAP),
       start.replacing ?? '',
-      keys.transaction(''),
+      keys.transactionPrefix(),
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),
@@ -419,8 +419,8 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
       await redis.zadd(keysOf(debit).recheckIndex(), 'XX', at, debit.transactionId);
     },
 
-    async dropFromSweep(record) {
-      await redis.zrem(keysOf(record).pendingIndex(), record.transactionId);
+    async sweepLater(record, at) {
+      await redis.zadd(keysOf(record).pendingIndex(), 'XX', 'GT', at, record.transactionId);
     },
 
     async deadBetween(from, to, limit) {

@@ -401,7 +401,7 @@ describe('wallet trouble handed to the background', () => {
     expect(h.sim.walletCalls()).toHaveLength(0);
   });
 
-  it('a refund a bet\'s compensation was linked to, then refused for good, hands over to the bet\'s own compensation before it lets go of the token', async () => {
+  it('a refund a bet\'s compensation was linked to, then refused for good, hands over to the bet\'s own compensation; the bet holds its token meanwhile', async () => {
     const { sessionId } = await session();
     const betId = uniqueId('bet');
     const refundId = uniqueId('ref');

@@ -1,11 +1,13 @@
 --[[
-  Moves a debit to `compensating` and creates its compensation rollback, pending, in the same step.
+  Moves a debit to `compensating` (or, linked to a refund already final, to `compensated`/`dead`)
+  and creates its compensation rollback, pending, in the same step.
   - A pending debit (refused to the engine): an engine refund of this very bet that already went
     out stands in for the compensation (the claim refuses refunds of any other bet). One that is
     final already settles the debit in this step: succeeded, the debit is `compensated`; dead,
     the debit is `dead` with it (an operator resolves the refund). Nothing else would: the refund's
     own settle, which moves a linked debit, is over, and its job may be gone. A refund refused for
-    good reversed nothing and stands in for nothing: the debit gets its own compensation.
+    good reversed nothing and stands in for nothing, nor does one whose record is gone: the debit
+    gets its own compensation.
   - A watched `compensated` debit that the wallet now reports applied (it processed the debit
     after the gateway gave up): a second compensation, with its own id, and the watch ends.
   - A `compensating` debit whose stand-in (an engine refund, linked while its own call was still
@@ -37,7 +39,7 @@
 
   Output:
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
-    {'created' | 'linked', compensation id}
+    {'created' | 'linked', compensation id}   ('linked' also when the refund was final already)
 ]]
 local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local timeKey, playerKey, tokenWatchKey = KEYS[7], KEYS[8], KEYS[9]
@@ -64,7 +66,8 @@ local result = 'created'
 local debitState = 'compensating'
 if expectedState == 'pending' and rollback and rollback ~= compId and bet == debitId then
   local refundState = redis.call('HGET', txPrefix .. rollback, 'state')
-  if refundState ~= 'failed' then
+  -- A refund whose record is gone, or refused for good, stands in for nothing.
+  if refundState and refundState ~= 'failed' then
     compId = rollback
     result = 'linked'
     if refundState == 'succeeded' then debitState = 'compensated' elseif refundState == 'dead' then debitState = 'dead' end

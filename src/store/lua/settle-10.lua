@@ -37,7 +37,8 @@
     [3]   final: '1' | '0'
     [4]   release round: '1' | '0' (a refused call gives its round back)
     [5]   retention (seconds)
-    [6]   next check at (ms; a state that is not final)
+    [6]   next check at (ms): of a state that is not final; of a refund refused for good that stood
+          in for a debit's compensation, when the sweeper looks at that debit
     [7]   session balance ('' = leave it)
     [8]   now (ms)
     [9]   debit state ('' = leave the referenced debit alone)

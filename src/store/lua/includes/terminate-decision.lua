@@ -1,8 +1,9 @@
 --[[
   The decision to terminate a wallet token (contract 5.6), taken atomically with the claims of
   that token (the claim refuses new wins and refunds once the token's state is set): every session
-  launched on the token has ended (its `end` accepted) or expired, and no credit or rollback of the
-  token is pending or dead. Taking it also takes the send lease of the terminate.
+  launched on the token has ended (its `end` accepted) or expired, no record of the token is
+  pending or dead, and none of its debits is being compensated. Taking it also takes the send lease
+  of the terminate.
 
   The send also waits while a debit of the token is watched (its compensation found it never
   applied; it is re-checked until its window ends): the wallet may still apply it late, and can
@@ -10,8 +11,8 @@
   the moment between that answer and the terminate open (the soak found a debit applied in it).
 
   Returns 'terminate' (decided now or earlier, lease taken), 'busy' (decided, another sender holds
-  the lease), 'wait_work' (a credit or rollback of the token is pending or dead, or a debit of it is
-  watched) or 'wait_sessions' (another session on the token still plays: its own end, or its
+  the lease), 'wait_work' (a record of the token is pending or dead, a debit of it is being
+  compensated, or one is watched) or 'wait_sessions' (another session on the token still plays: its own end, or its
   expiry, decides). With 'wait_sessions' comes when the sweeper should look again: `recheckAt`, or
   the moment the soonest-expiring open session expires if that is earlier (a session whose launch
   answer was lost is never ended by the engine: its expiry releases the token on time).
