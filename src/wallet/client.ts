@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Client, Pool, errors, type Dispatcher } from 'undici';
 import type { WalletSettings } from '../config/env';
-import { JsonSyntaxError, parseJson } from '../lib/json';
+import { JsonSyntaxError, LosslessNumber, parseJson } from '../lib/json';
 import { Code, codeInfo } from './codes';
 import {
   HEALTH_CHECK_PATH,
@@ -78,7 +78,8 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   async function post(op: Operation, body: string, transactionId: string | undefined, context: CallContext | undefined): Promise<WalletOutcome> {
     const signature = signer.sign(body);
     const start = performance.now();
-    const { outcome, httpStatus, detail } = await attempt(op, body, signature, start);
+    const answered = await attempt(op, body, signature, start);
+    const { outcome, httpStatus, detail } = checkedAgainst(body, answered);
     report({
       operation: op,
       outcome: outcome.kind,
@@ -293,6 +294,56 @@ function transactionIdOf(body: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What the wallet echoes of a request (spec: the common fields); a success about others is no answer to it. */
+const ECHOED = ['token', 'player_id', 'site_id', 'provider_id'] as const;
+/** Longest wallet message or request id kept: a wallet answer is a few hundred bytes. */
+const MAX_MESSAGE_CHARS = 500;
+const MAX_WALLET_REQUEST_ID_CHARS = 100;
+
+/** A request field as text: a string as it is, a number as its exact source text. */
+function fieldText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value instanceof LosslessNumber) return value.value;
+  return undefined;
+}
+
+/**
+ * Holds an answer against the request it answers (the bytes sent; parsed here, since a retry
+ * only has those):
+ * - a success about another token, player, site or provider is an unknown outcome (it says
+ *   nothing about this call: a debit is compensated, a credit retried);
+ * - no answer's message or request id carries the wallet token on (the engine gets a refusal's
+ *   message, the log every request id), and both are kept short.
+ */
+function checkedAgainst(requestBody: string, answered: Attempt): Attempt {
+  const { outcome } = answered;
+  if (outcome.kind !== 'ok' && outcome.kind !== 'rejected') return answered;
+  const sent = parseJson(requestBody) as Record<string, unknown>;
+  const token = fieldText(sent.token) ?? '';
+  const scrub = (text: string): string => (token === '' ? text : text.split(token).join('[token]'));
+  const requestIdOf = (id: string): string | undefined => (scrub(id).length > MAX_WALLET_REQUEST_ID_CHARS ? undefined : scrub(id));
+  if (outcome.kind === 'ok') {
+    const other = ECHOED.find((field) => {
+      const asked = fieldText(sent[field]);
+      return asked !== undefined && asked !== String(outcome.response[field]);
+    });
+    if (other !== undefined) {
+      const detail = `HTTP ${answered.httpStatus ?? '?'}: a success about another ${other}`;
+      return { ...answered, outcome: { kind: 'unknown', reason: 'inconsistent', detail, latencyMs: outcome.latencyMs }, detail };
+    }
+    const requestId = requestIdOf(outcome.response.request_id) ?? '';
+    return requestId === outcome.response.request_id ? answered : { ...answered, outcome: { ...outcome, response: { ...outcome.response, request_id: requestId } } };
+  }
+  return {
+    ...answered,
+    outcome: {
+      ...outcome,
+      message: scrub(outcome.message).slice(0, MAX_MESSAGE_CHARS),
+      walletRequestId: outcome.walletRequestId === undefined ? undefined : requestIdOf(outcome.walletRequestId),
+    },
+  };
 }
 
 const isSuccessStatus = (status: number): boolean => status >= 200 && status < 300;
