@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -678,15 +678,17 @@ async function allocationCase(sim: Sim, redisUrl: string, options: BenchOptions,
     const sessions = await launchSessions(gateway, options.connections, 'alloc');
     const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
     await runLoad({ ...spec, durationSec: options.warmup });
-    const pids = processTree(gateway.service.pid);
+    // Only processes that loaded the sampler: SIGUSR2 would end any other.
+    const pids = processTree(gateway.service.pid).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('alloc-sampler.cjs'));
     const toggle = (): void => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
+    const written = (extension: string): string[] => readdirSync(dir).filter((f) => f.endsWith(`.${extension}`)).map((f) => join(dir, f));
     toggle();
+    await waitFor('every gateway process sampling', () => written('started').length === pids.length, START_TIMEOUT_MS);
     const result = await runLoad({ ...spec, durationSec: options.duration });
     toggle();
     log(`allocation-sampled gateway.bet: ${summary(result)}`);
-    const files = (): string[] => readdirSync(dir).filter((f) => f.endsWith('.heapprofile')).map((f) => join(dir, f));
-    await waitFor('every gateway process wrote its allocation profile', () => files().length === pids.length, START_TIMEOUT_MS);
-    report.allocation = summariseAllocations(files(), ROOT, result.requests);
+    await waitFor('every gateway process wrote its allocation profile', () => written('heapprofile').length === pids.length, START_TIMEOUT_MS);
+    report.allocation = summariseAllocations(written('heapprofile'), ROOT, result.requests);
   } finally {
     await gateway.service.stop();
     await clearSimCalls(sim);

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Client, Pool, errors, type Dispatcher } from 'undici';
 import type { WalletSettings } from '../config/env';
-import { JsonSyntaxError, LosslessNumber, parseJson } from '../lib/json';
+import { JsonSyntaxError, parseJson } from '../lib/json';
 import { Code, codeInfo } from './codes';
 import {
   HEALTH_CHECK_PATH,
@@ -32,9 +32,6 @@ export interface WalletClientOptions {
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** Pulls the transaction id out of an encoded body without parsing it (send() gets bytes only). */
-const TRANSACTION_ID = /"transaction_id":("(?:[^"\\]|\\.)*")/;
 
 export function createWalletClient(options: WalletClientOptions): WalletClient {
   const { settings, signer, onCall } = options;
@@ -144,7 +141,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     },
 
     send(op, body, context) {
-      return post(op, body, transactionIdOf(body), context);
+      return post(op, body, sentText(body, 'transaction_id'), context);
     },
 
     async healthCheck() {
@@ -286,32 +283,32 @@ function withDeadline<T>(signal: AbortSignal, work: Promise<T>, late: () => T): 
   });
 }
 
-function transactionIdOf(body: string): string | undefined {
-  const literal = TRANSACTION_ID.exec(body)?.[1];
-  if (literal === undefined) return undefined;
-  try {
-    return JSON.parse(literal) as string;
-  } catch {
-    return undefined;
-  }
-}
-
 /** What the wallet echoes of a request (spec: the common fields); a success about others is no answer to it. */
 const ECHOED = ['token', 'player_id', 'site_id', 'provider_id'] as const;
 /** Longest wallet message or request id kept: a wallet answer is a few hundred bytes. */
 const MAX_MESSAGE_CHARS = 500;
 const MAX_WALLET_REQUEST_ID_CHARS = 100;
 
-/** A request field as text: a string as it is, a number as its exact source text. */
-function fieldText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (value instanceof LosslessNumber) return value.value;
-  return undefined;
+type SentField = (typeof ECHOED)[number] | 'transaction_id';
+
+/** Each field read back from an encoded request: a JSON string, or a number's exact text (encodeRequest's shape). */
+const SENT_FIELD = Object.fromEntries(
+  [...ECHOED, 'transaction_id'].map((field) => [field, new RegExp(`"${field}":("(?:[^"\\\\]|\\\\.)*"|[0-9][0-9.eE+-]*)`)]),
+) as Record<SentField, RegExp>;
+
+/** A field of an encoded request as text, read without parsing the body (send() gets bytes only). */
+function sentText(requestBody: string, field: SentField): string | undefined {
+  const literal = SENT_FIELD[field].exec(requestBody)?.[1];
+  if (literal === undefined) return undefined;
+  try {
+    return literal.startsWith('"') ? (JSON.parse(literal) as string) : literal;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Holds an answer against the request it answers (the bytes sent; parsed here, since a retry
- * only has those):
+ * Holds an answer against the request it answers (the bytes sent: a retry only has those):
  * - a success about another token, player, site or provider is an unknown outcome (it says
  *   nothing about this call: a debit is compensated, a credit retried);
  * - no answer's message or request id carries the wallet token on (the engine gets a refusal's
@@ -320,13 +317,12 @@ function fieldText(value: unknown): string | undefined {
 function checkedAgainst(requestBody: string, answered: Attempt): Attempt {
   const { outcome } = answered;
   if (outcome.kind !== 'ok' && outcome.kind !== 'rejected') return answered;
-  const sent = parseJson(requestBody) as Record<string, unknown>;
-  const token = fieldText(sent.token) ?? '';
+  const token = sentText(requestBody, 'token') ?? '';
   const scrub = (text: string): string => (token === '' ? text : text.split(token).join('[token]'));
   const requestIdOf = (id: string): string | undefined => (scrub(id).length > MAX_WALLET_REQUEST_ID_CHARS ? undefined : scrub(id));
   if (outcome.kind === 'ok') {
     const other = ECHOED.find((field) => {
-      const asked = fieldText(sent[field]);
+      const asked = sentText(requestBody, field);
       return asked !== undefined && asked !== String(outcome.response[field]);
     });
     if (other !== undefined) {
