@@ -99,12 +99,12 @@ it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing s
   expect({ status: ended.status, state: (ended.body as { state: string }).state }).toEqual({ status: 202, state: 'pending' });
 });
 
-it('the claim\'s lease covers the write-ahead WAIT: the sweeper leaves the call alone until WAIT, the call and the margin are over', async () => {
+it('the claim\'s lease covers the write-ahead WAIT: the pending-index score is claim + REDIS_WAIT_MS + WALLET_TIMEOUT_MS + 5 s', async () => {
   const h = await gatewayOn(1, { REDIS_WAIT_MS: '3000', WALLET_TIMEOUT_MS: '1000' });
   const { sessionId } = await launch(h);
   const betId = uniqueId('b');
   h.sim.faults.applyThenDrop('debit', 1, { mode: 'hang' });
-  // (then: supertest sends on it)
+  // supertest sends only once .then()ed: start it now.
   const answered = engine(h, `/sessions/${sessionId}/bet`, { round_id: uniqueId('r'), transaction_id: betId, amount: '1.00' }).then((res) => res);
   // While the claim waits for its replica and then the call hangs: its pending-index entry is
   // when the sweeper may take it over.
