@@ -152,7 +152,7 @@ async function handOverRefusedStandIn(deps: UpkeepDeps, debit: TransactionRecord
     await deps.store.sweepLater(debit, deps.now() + deps.graceMs);
     return false;
   }
-  const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund);
+  const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund, debit);
   if (compensationId !== undefined) deps.logger.warn({ transaction_id: debit.transactionId, refused_refund_id: refund.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused, its hand-over lost: own compensation started');
   return compensationId !== undefined;
 }

@@ -73,10 +73,8 @@ async function releaseTerminate(deps: ActionDeps, record: TransactionRecord): Pr
 
 /** A redrive with its audit entry: the console's form and the admin API's redrives alike. */
 export async function auditedRedrive(deps: ActionDeps, transactionId: string, actor: Actor): Promise<RedriveResult> {
-  const target = await operatorTarget(deps.store, transactionId);
   const result = await redrive({ store: deps.store, queues: deps.queues }, transactionId);
-  const before = target?.state ?? '';
-  if (result.kind === 'not_found') await deps.audit.append(entry(actor, 'redrive', transactionId, '', before, before, 'not_found'));
+  if (result.kind === 'not_found') await deps.audit.append(entry(actor, 'redrive', transactionId, '', '', '', 'not_found'));
   else if (result.kind === 'not_dead') await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, result.state, result.state, 'not_dead'));
   else await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, 'dead', 'pending', 'redriven'));
   return result;

@@ -1,7 +1,7 @@
 import { codedError } from '../lib/error-codes';
 import { parseJson } from '../lib/json';
 import type { DebitRef, ShardRef, TransactionStore } from '../store/transactions';
-import type { NewTransaction } from '../store/types';
+import type { NewTransaction, TransactionRecord } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
 
@@ -61,9 +61,14 @@ export interface StandInDeps {
  * `end` meanwhile waits. Returns the compensation's id, or undefined when the refund stands in for
  * nothing (any more).
  */
-export async function replaceRefusedStandIn(deps: StandInDeps, refund: ShardRef & { readonly referenceTransactionId: string | null; readonly isCompensation: boolean }): Promise<string | undefined> {
+export async function replaceRefusedStandIn(
+  deps: StandInDeps,
+  refund: ShardRef & { readonly referenceTransactionId: string | null; readonly isCompensation: boolean },
+  /** The debit, when the caller read it already (the sweeper); read here otherwise. */
+  readDebit?: TransactionRecord,
+): Promise<string | undefined> {
   if (refund.isCompensation || refund.referenceTransactionId === null) return undefined;
-  const debit = await deps.store.get(refund.referenceTransactionId, deps.store.shardOf(refund));
+  const debit = readDebit ?? (await deps.store.get(refund.referenceTransactionId, deps.store.shardOf(refund)));
   if (debit?.kind !== 'debit' || debit.state !== 'compensating' || debit.compensationId !== refund.transactionId) return undefined;
   const started = await deps.store.beginCompensation({
     debit,

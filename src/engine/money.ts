@@ -66,6 +66,8 @@ export interface MoneyCalls {
 export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
   const { wallet, sessions, transactions, duties, durability, config, clock, logger, breaker } = deps;
   const multiBet = new Set(config.MULTI_BET_GAMES);
+  /** A compensation begun here is its job's to send; the sweeper takes it over only after this. */
+  const compensationLeaseMs = config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS;
 
   /** The answer once the writes it relies on are durable (contract 9); else 503 NOT_DURABLE, safe to repeat. */
   async function whenDurable(answer: Answer, shard: number): Promise<Answer> {
@@ -179,7 +181,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
         // own compensation takes over now (the refund's job would make it only after the refund's
         // deadline). The debit holds its token until then, so `end` waits.
         if (refusedRefund) {
-          await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS }, record);
+          await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: compensationLeaseMs }, record);
         }
         const { state, balance, error } = next.update;
         if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency }, shard);
@@ -197,7 +199,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
           error: next.error,
           ...next.progress,
           compensation: compensationFor(record, clock()),
-          leaseUntil: clock() + config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+          leaseUntil: clock() + compensationLeaseMs,
         });
         if (started.kind === 'not_pending') return reread(record, lastBalance);
         await duties.enqueueRetry(compensationRef(record, started.compensationId), 0);

@@ -317,12 +317,15 @@ function sentText(requestBody: string, field: SentField): string | undefined {
 function checkedAgainst(requestBody: string, answered: Attempt): Attempt {
   const { outcome } = answered;
   if (outcome.kind !== 'ok' && outcome.kind !== 'rejected') return answered;
-  const token = sentText(requestBody, 'token') ?? '';
-  const scrub = (text: string): string => (token === '' ? text : text.split(token).join('[token]'));
-  const requestIdOf = (id: string): string | undefined => (scrub(id).length > MAX_WALLET_REQUEST_ID_CHARS ? undefined : scrub(id));
+  const token = sentText(requestBody, 'token');
+  const scrub = (text: string): string => (token === undefined || token === '' ? text : text.split(token).join('[token]'));
+  const requestIdOf = (id: string): string | undefined => {
+    const scrubbed = scrub(id);
+    return scrubbed.length > MAX_WALLET_REQUEST_ID_CHARS ? undefined : scrubbed;
+  };
   if (outcome.kind === 'ok') {
     const other = ECHOED.find((field) => {
-      const asked = sentText(requestBody, field);
+      const asked = field === 'token' ? token : sentText(requestBody, field);
       return asked !== undefined && asked !== String(outcome.response[field]);
     });
     if (other !== undefined) {
