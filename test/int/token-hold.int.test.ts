@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import { compensationFor, compensationRef } from '../../src/duties/compensation';
+import { compensationFor, compensationRef, replaceRefusedStandIn } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { ensureRetryJob, QUEUE_NAMES, retryJobId, type RetryJobData } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
@@ -120,7 +120,10 @@ it('a debit linked to an engine refund that already succeeded (its job still act
   expect(await afterEnd(own, bet.transactionId)).toEqual({ debit: 'compensated', holding: [], terminated: true });
 });
 
-it('a refused stand-in whose hand-over was lost with its process (and no job of the refund behind it) is handed over by the sweeper', async () => {
+it.each([
+  ['alone', false],
+  ["racing the gateway's own hand-over and the refund's job", true],
+])('a refused stand-in whose hand-over was lost with its process (and no job of the refund behind it) is handed over by the sweeper, %s', async (_label, racing) => {
   const own = await h.newPlayer();
   const start = h.sim.ledger.balanceOf(own.fields.player_id);
   const { bet, lost } = await h.lostDebit(own);
@@ -139,12 +142,18 @@ it('a refused stand-in whose hand-over was lost with its process (and no job of 
   expect(await h.store.get(bet.transactionId)).toMatchObject({ state: 'compensating', compensationId: refund.transactionId });
 
   worker = await h.startWorker();
-  await worker.sweepNow();
+  const standIn = { store: h.store, enqueue: (ref: Parameters<typeof h.duties.enqueueRetry>[0]) => h.duties.enqueueRetry(ref, 0), now: Date.now, leaseMs: 5_000 };
+  await Promise.all([worker.sweepNow(), ...(racing ? [replaceRefusedStandIn(standIn, refund), ensureRetryJob(h.duties.queues, refund, 0)] : [])]);
   const settled = await waitFor('the bet compensated by its own rollback', async () => {
     const record = await h.store.get(bet.transactionId);
     return record?.state === 'compensated' ? record : undefined;
   }, 20_000);
-  expect(settled.compensationId).toBe(compensationTransactionId(bet.transactionId));
+  const ownId = compensationTransactionId(bet.transactionId);
+  expect(settled.compensationId).toBe(ownId);
+  // One compensation, applied once: the wallet saw the refused refund and the bet's own rollback, each once.
+  expect(h.sim.ledger.appliedCount(ownId)).toBe(1);
+  const rollbacks = h.sim.calls().filter((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === bet.transactionId).map((c) => c.transactionId);
+  expect(rollbacks.sort()).toEqual([refund.transactionId, ownId].sort());
   expect(h.sim.ledger.transaction(bet.transactionId)).toMatchObject({ rolledBack: true });
   expect(h.sim.ledger.balanceOf(own.fields.player_id)).toBe(start);
   expect(await h.redis.zscore(keys().pendingIndex(), bet.transactionId)).toBeNull();
