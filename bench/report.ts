@@ -49,10 +49,22 @@ export type CaseResult = LoadResult & {
   readonly serverCpuUsPerRequest: number | null;
   /** The simulator's CPU per request when it sits behind the server under test (null for the direct cases). */
   readonly walletCpuUsPerRequest: number | null;
+  /**
+   * The rest of the box per answered request: the server's kernel share (of serverCpuUsPerRequest),
+   * the bench's Redis and the bench process itself (the load generator). On a box whose cores are
+   * all busy, req/s of two cases compare as the inverse of their box totals.
+   */
+  readonly boxCpuUsPerRequest?: BoxCpu;
   /** System calls per answered request (/proc/<pid>/io, every process of it), for the HTTP/2 question. */
   readonly serverIo?: CaseIo | null;
   readonly walletIo?: CaseIo | null;
 };
+
+export interface BoxCpu {
+  readonly serverSystem: number | null;
+  readonly redis: number | null;
+  readonly loadGenerator: number | null;
+}
 
 /**
  * Read and write system calls per request and bytes per write of one process tree during a case.
@@ -277,6 +289,22 @@ export function render(r: BenchReport): string {
           cell(c.walletIo, 'readsPerRequest'),
           cell(c.walletIo, 'bytesPerWrite'),
         ]),
+      ),
+    );
+  }
+  const boxCases = Object.entries(r.cases).filter(([, c]) => c.boxCpuUsPerRequest !== undefined);
+  if (boxCases.length > 0) {
+    out.push('');
+    out.push(
+      table(
+        ['CPU µs per request across the box', 'server', 'of which kernel', 'wallet', 'Redis', 'load generator', 'box total'],
+        boxCases.map(([name, c]) => {
+          const box = c.boxCpuUsPerRequest as BoxCpu;
+          // A direct case's server is the wallet: no wallet column to add.
+          const known = [c.serverCpuUsPerRequest, box.redis, box.loadGenerator];
+          const total = known.some((p) => p === null) ? null : known.reduce<number>((n, p) => n + (p as number), c.walletCpuUsPerRequest ?? 0);
+          return [name, show(c.serverCpuUsPerRequest, 0), show(box.serverSystem, 0), c.walletCpuUsPerRequest === null ? '-' : show(c.walletCpuUsPerRequest, 0), show(box.redis, 0), show(box.loadGenerator, 0), show(total, 0)];
+        }),
       ),
     );
   }

@@ -13,7 +13,7 @@ import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
 import { LoadTally, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
-import { cpuMicros, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
+import { cpuMicros, cpuTime, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
 import { summariseAllocations, summariseProfiles } from './profile';
 import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type WorkerResult } from './report';
 import {
@@ -142,7 +142,12 @@ interface Timed {
 /** The CPU and system calls of a case's processes over its measured load. */
 interface Usage {
   serverCpu: number;
+  /** Of serverCpu, the part spent in the kernel (system calls, the loopback TCP stack). */
+  serverSystemCpu: number;
   walletCpu: number | null;
+  /** The bench's Redis and the bench process itself (the load generator): the rest of the box. */
+  redisCpu: number;
+  loadCpu: number;
   serverIo: IoCounters | null;
   walletIo: IoCounters | null;
 }
@@ -159,14 +164,28 @@ function addIo(a: IoCounters, b: IoCounters, sign: 1 | -1 = 1): IoCounters {
   };
 }
 
+/** The bench's own Redis, whose CPU every case counts as part of the box (set once it runs). */
+let benchRedisPid: number | undefined;
+
+const processCpuMicros = (): number => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
 /** Runs `spec` for `durationSec`, adding the CPU and system calls of `timed` during it to `usage`. */
 async function timedLoad(timed: Timed, spec: Spec, durationSec: number, usage: Usage): Promise<LoadResult> {
-  const serverBefore = cpuMicros(timed.server.pid);
+  const serverBefore = cpuTime(timed.server.pid);
   const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
+  const redisBefore = benchRedisPid === undefined ? 0 : cpuMicros(benchRedisPid);
+  const loadBefore = processCpuMicros();
   const serverIoBefore = ioCounters(timed.server.pid);
   const walletIoBefore = timed.wallet ? ioCounters(timed.wallet.pid) : undefined;
   const result = await runLoad({ ...spec, durationSec });
-  usage.serverCpu += cpuMicros(timed.server.pid) - serverBefore;
+  usage.loadCpu += processCpuMicros() - loadBefore;
+  if (benchRedisPid !== undefined) usage.redisCpu += cpuMicros(benchRedisPid) - redisBefore;
+  const serverAfter = cpuTime(timed.server.pid);
+  usage.serverCpu += serverAfter.user + serverAfter.system - serverBefore.user - serverBefore.system;
+  usage.serverSystemCpu += serverAfter.system - serverBefore.system;
   if (timed.wallet) usage.walletCpu = (usage.walletCpu ?? 0) + cpuMicros(timed.wallet.pid) - walletBefore;
   if (timed.server.pid !== undefined) usage.serverIo = addIo(usage.serverIo ?? NO_IO, addIo(ioCounters(timed.server.pid), serverIoBefore, -1));
   if (walletIoBefore !== undefined && timed.wallet?.pid !== undefined) usage.walletIo = addIo(usage.walletIo ?? NO_IO, addIo(ioCounters(timed.wallet.pid), walletIoBefore, -1));
@@ -192,11 +211,16 @@ function recordCase(name: string, timed: Timed, result: LoadResult, warmups: rea
   const perRequest = (us: number | null): number | null => (us === null || result.requests === 0 ? null : Math.round(us / result.requests));
   const serverCpuUsPerRequest = perRequest(usage.serverCpu);
   const walletCpuUsPerRequest = perRequest(usage.walletCpu);
-  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, serverIo: io(usage.serverIo), walletIo: io(usage.walletIo) };
+  const box = {
+    serverSystem: perRequest(usage.serverSystemCpu),
+    redis: benchRedisPid === undefined ? null : perRequest(usage.redisCpu),
+    loadGenerator: perRequest(usage.loadCpu),
+  };
+  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, boxCpuUsPerRequest: box, serverIo: io(usage.serverIo), walletIo: io(usage.walletIo) };
   log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
 }
 
-const noUsage = (): Usage => ({ serverCpu: 0, walletCpu: null, serverIo: null, walletIo: null });
+const noUsage = (): Usage => ({ serverCpu: 0, serverSystemCpu: 0, walletCpu: null, redisCpu: 0, loadCpu: 0, serverIo: null, walletIo: null });
 
 /** A warm-up at the same load (unmeasured), then the measured run, timing the CPU of `timed` during it. */
 async function measure(name: string, options: BenchOptions, timed: Timed, spec: Spec, warmSpec: Spec = spec): Promise<LoadResult> {
@@ -738,6 +762,7 @@ async function main(): Promise<void> {
   const redis = await RedisServer.start();
   onCleanup(() => redis.stop());
   const sim = await startSim(options);
+  benchRedisPid = redis.pid;
   log(`redis ${redis.url}, simulator ${sim.url}`);
 
   // One failing part is reported and the rest still runs.

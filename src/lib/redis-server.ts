@@ -65,6 +65,11 @@ export class RedisServer {
     });
   }
 
+  /** The redis-server process (for a bench to read its CPU time). */
+  get pid(): number {
+    return this.child.pid;
+  }
+
   /** Starts a redis-server and resolves once it answers PING. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     const server = new RedisServer(options.port ?? (options.cluster === undefined ? await freePort() : await freeClusterNodePort()), options);

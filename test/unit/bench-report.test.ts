@@ -83,6 +83,22 @@ it('prints each case with its server CPU per request, and the wallet simulator\'
   expect(text).toMatch(/direct\.debit +64 +9000 .* 500 +-\n/);
 });
 
+it('adds up the CPU per request of every process on the box: server, wallet behind it, Redis, load generator', () => {
+  const box = (serverSystem: number, redis: number, loadGenerator: number) => ({ boxCpuUsPerRequest: { serverSystem, redis, loadGenerator } });
+  const text = render(
+    report({
+      'gateway.bet': load(1500, { serverCpuUsPerRequest: 900, walletCpuUsPerRequest: 250, ...box(70, 220, 180) }),
+      'direct.debit': load(9000, { serverCpuUsPerRequest: 120, walletCpuUsPerRequest: null, ...box(15, 0, 85) }),
+      'reference.bet': load(4000, { serverCpuUsPerRequest: 350, walletCpuUsPerRequest: 150 }),
+    }),
+  );
+  expect(text).toMatch(/\ngateway\.bet +900 +70 +250 +220 +180 +1550\n/);
+  // A direct case's server is the wallet: counted once.
+  expect(text).toMatch(/\ndirect\.debit +120 +15 +- +0 +85 +205(?:\n|$)/);
+  // A case measured without the box's figures is left out of that table.
+  expect(text).not.toMatch(/\nreference\.bet +350 /);
+});
+
 it('refuses an unknown part for --only', () => {
   expect(() => parseOptions(['--only', 'gateway,nope'])).toThrow(/unknown part\(s\) nope/);
   expect(parseOptions(['--only', 'gateway,worker']).only).toEqual(['gateway', 'worker']);
