@@ -38,9 +38,10 @@ const USAGE = `usage: npm run bench -- [options]
   --connections N   load connections per case (default 64)
   --duration S      seconds of measured load per case (default 10; --quick: 2)
   --quick           smoke run: short cases, fewer retry jobs
-  --profile         also run the gateway bet case under node --cpu-prof and print the top self-time functions
-  --alloc           also count the bytes the gateway allocates per bet (V8's sampling heap profiler,
-                    collected objects included): a figure that does not move with the box's speed
+  --profile         also profile the CPU of a bet, the reference server's and the gateway's, over the
+                    same measured load: the top self-time functions and µs per bet by area, side by side
+  --alloc           also count the bytes allocated per bet, by the reference server and the gateway
+                    (V8's sampling heap profiler, collected objects included): moves little with the box
   --endurance N     also drive N requests (bets and wins) through one more gateway and sample its RSS
                     every 10%: the "RSS after 1 M requests" target (--endurance 1000000: ~10 minutes)
   --only LIST       comma-separated parts to run, of ${PARTS.join(', ')} (default all; worker needs gateway)

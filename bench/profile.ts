@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * Reads the .cpuprofile files `node --cpu-prof` writes at exit (one per gateway process) and
+ * Reads the CPU profiles bench/sampler.cjs writes (one per process of the server under test) and
  * ranks functions by self time, summed over the processes. Idle time is left out of the shares.
- * Also reads the allocation profiles bench/alloc-sampler.cjs writes: bytes allocated per request.
+ * Also reads its allocation profiles: bytes allocated per request.
  */
 interface CallFrame {
   functionName: string;
@@ -34,6 +34,8 @@ export interface AreaShare {
 
 export interface ProfileSummary {
   readonly files: number;
+  /** The requests answered while the profile ran: busy time per request is busyMs × 1000 / requests. */
+  readonly requests: number;
   readonly busyMs: number;
   readonly idleMs: number;
   readonly top: readonly HotFunction[];
@@ -65,7 +67,7 @@ function areaOf(frame: CallFrame, root: string): string {
 
 const share = (us: number, busyUs: number): number => (busyUs === 0 ? 0 : Math.round((us / busyUs) * 1000) / 10);
 
-export function summariseProfiles(files: readonly string[], root: string, limit = 15): ProfileSummary {
+export function summariseProfiles(files: readonly string[], root: string, requests: number, limit = 15): ProfileSummary {
   const self = new Map<string, { name: string; location: string; us: number }>();
   const areas = new Map<string, number>();
   let idleUs = 0;
@@ -76,7 +78,8 @@ export function summariseProfiles(files: readonly string[], root: string, limit 
     profile.samples.forEach((nodeId, i) => {
       const frame = frames.get(nodeId);
       const us = profile.timeDeltas[i] ?? 0;
-      if (frame === undefined) return;
+      // The first sample's delta counts from the profiler's start, taken inside the sampler's own call.
+      if (frame === undefined || i === 0) return;
       if (frame.functionName === '(idle)') {
         idleUs += us;
         return;
@@ -96,11 +99,11 @@ export function summariseProfiles(files: readonly string[], root: string, limit 
     .sort((a, b) => b.us - a.us)
     .slice(0, limit)
     .map((e) => ({ name: e.name, location: e.location, selfMs: Math.round(e.us / 1000), percent: share(e.us, busyUs) }));
+  // Every area (a few dozen at most): two servers' profiles are compared area by area.
   const byArea = [...areas.entries()]
     .sort((a, b) => b[1] - a[1])
-    .slice(0, limit)
     .map(([area, us]) => ({ area, selfMs: Math.round(us / 1000), percent: share(us, busyUs) }));
-  return { files: files.length, busyMs: Math.round(busyUs / 1000), idleMs: Math.round(idleUs / 1000), top, areas: byArea };
+  return { files: files.length, requests, busyMs: Math.round(busyUs / 1000), idleMs: Math.round(idleUs / 1000), top, areas: byArea };
 }
 
 interface HeapNode {

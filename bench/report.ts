@@ -32,9 +32,12 @@ export interface BenchReport {
     /** --endurance: RSS of every gateway process after each tenth of the requests. */
     endurance?: { requests: number; seconds: number; errors: number; samples: { requests: number; rssMiB: { pid: number; mib: number }[] }[] };
   };
+  /** `--profile`: the gateway's CPU profile over the measured bet load, and the reference server's over the same load. */
   profile?: ProfileSummary | { error: string };
+  referenceProfile?: ProfileSummary;
   /** `--alloc`: bytes the gateway allocates per bet. */
   allocation?: AllocationSummary;
+  referenceAllocation?: AllocationSummary;
   /** Cases not run, and why. */
   skipped: string[];
   derived?: Derived;
@@ -313,17 +316,14 @@ export function render(r: BenchReport): string {
     if ('error' in r.profile) {
       out.push(`CPU profile: ${r.profile.error}`);
     } else {
-      out.push(`CPU profile of the gateway under the bet load (${r.profile.files} processes, ${r.profile.busyMs} ms busy, ${r.profile.idleMs} ms idle), top self time:`);
-      out.push(table(['self ms', '%', 'function', 'where'], r.profile.top.map((f) => [String(f.selfMs), show(f.percent, 1), f.name, f.location])));
-      out.push('');
-      out.push('the same self time by where the code lives:');
-      out.push(table(['self ms', '%', 'area'], r.profile.areas.map((a) => [String(a.selfMs), show(a.percent, 1), a.area])));
+      out.push(...renderProfiles(r.profile, r.referenceProfile));
     }
   }
   if (r.allocation) {
     const a = r.allocation;
+    const reference = r.referenceAllocation === undefined ? '' : `, the reference server ${kib(r.referenceAllocation.bytesPerRequest)} KiB (${r.referenceAllocation.requests} bets)`;
     out.push('');
-    out.push(`allocated by the gateway per bet (${a.files} processes, ${a.requests} bets): ${(a.bytesPerRequest / 1024).toFixed(1)} KiB; the largest, self bytes:`);
+    out.push(`allocated per bet, every process together: the gateway ${kib(a.bytesPerRequest)} KiB (${a.requests} bets)${reference}; the gateway's largest, self bytes:`);
     out.push(table(['bytes/bet', 'function', 'where'], a.top.map((f) => [String(f.bytesPerRequest), f.name, f.location])));
     out.push('');
     out.push('the same by where the code lives:');
@@ -335,6 +335,39 @@ export function render(r: BenchReport): string {
     for (const s of r.skipped) out.push(`  - ${s}`);
   }
   return out.join('\n');
+}
+
+const kib = (bytes: number): string => (bytes / 1024).toFixed(1);
+
+/** µs of busy CPU per request, from a profile's milliseconds. */
+const perRequestUs = (ms: number, p: ProfileSummary): number | null => (p.requests === 0 ? null : (ms * 1000) / p.requests);
+
+/** The gateway's hottest functions, then its busy time per bet by area beside the reference server's. */
+function renderProfiles(gateway: ProfileSummary, reference: ProfileSummary | undefined): string[] {
+  const out: string[] = [];
+  const busy = (p: ProfileSummary): string => `${show(perRequestUs(p.busyMs, p), 0)} µs busy per bet (${p.files} processes, ${p.requests} bets)`;
+  out.push(`CPU profile over the measured bet load: the gateway ${busy(gateway)}${reference === undefined ? '' : `, the reference server ${busy(reference)}`}`);
+  out.push("the gateway's top self time:");
+  out.push(table(['µs/bet', '%', 'function', 'where'], gateway.top.map((f) => [show(perRequestUs(f.selfMs, gateway), 1), show(f.percent, 1), f.name, f.location])));
+  out.push('');
+  const refAreas = new Map((reference?.areas ?? []).map((a) => [a.area, a.selfMs]));
+  const gwAreas = new Map(gateway.areas.map((a) => [a.area, a.selfMs]));
+  const names = [...new Set([...gwAreas.keys(), ...refAreas.keys()])];
+  const gw = (area: string): number => perRequestUs(gwAreas.get(area) ?? 0, gateway) ?? 0;
+  const ref = (area: string): number | null => (reference === undefined ? null : perRequestUs(refAreas.get(area) ?? 0, reference));
+  out.push('self time per bet by where the code lives (µs):');
+  out.push(
+    table(
+      ['area', 'gateway', 'reference', 'gateway − reference'],
+      names
+        .sort((a, b) => gw(b) - gw(a) || (ref(b) ?? 0) - (ref(a) ?? 0))
+        .map((area) => {
+          const r = ref(area);
+          return [area, show(gw(area), 1), show(r, 1), r === null ? 'n/a' : show(gw(area) - r, 1)];
+        }),
+    ),
+  );
+  return out;
 }
 
 export function writeReport(r: BenchReport, dir: string): string {

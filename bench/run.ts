@@ -314,6 +314,31 @@ function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, opt
   };
 }
 
+interface Reference {
+  url: string;
+  sessions: string[];
+  service: Child;
+}
+
+/** The reference server with one session per load connection, written straight into Redis. */
+async function startReference(sim: Sim, redisUrl: string, options: BenchOptions, name: string, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Reference> {
+  const port = await freePort();
+  const prefix = 'wgwbench-ref';
+  const players = identities(options.connections, name);
+  await authenticateAll(sim, players);
+  const redis = new Redis(redisUrl);
+  const sessions = players.map((_, i) => `ref-session-${i}`);
+  try {
+    await Promise.all(players.map((p, i) => redis.set(`${prefix}:refsession:${sessions[i] as string}`, JSON.stringify(p))));
+  } finally {
+    redis.disconnect();
+  }
+  const server = await service('reference server', [...nodeArgs, '--import', 'tsx', 'bench/reference-server.ts'], { ...engineEnv(port, sim, redisUrl, prefix, options), ...extraEnv }, options);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(server));
+  return { url, sessions, service: server };
+}
+
 /**
  * `name`: reference.bet before the gateway cases, reference.bet.after once more after them, for
  * half the duration (a check of the box's drift; the whole run stays under three minutes).
@@ -327,20 +352,7 @@ async function referenceCase(
   fixedRate?: { report: BenchReport },
 ): Promise<void> {
   const report = fixedRate?.report ?? ({} as Partial<BenchReport>);
-  const port = await freePort();
-  const prefix = 'wgwbench-ref';
-  const players = identities(options.connections, name);
-  await authenticateAll(sim, players);
-  const redis = new Redis(redisUrl);
-  const sessions = players.map((_, i) => `ref-session-${i}`);
-  try {
-    await Promise.all(players.map((p, i) => redis.set(`${prefix}:refsession:${sessions[i] as string}`, JSON.stringify(p))));
-  } finally {
-    redis.disconnect();
-  }
-  const ref = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], engineEnv(port, sim, redisUrl, prefix, options), options);
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(ref));
+  const { url, sessions, service: ref } = await startReference(sim, redisUrl, options, name);
   const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
   if (fixedRate !== undefined && report.fixedRate === undefined && saturated.errors === 0 && saturated.rps > 0) {
     // The latency yardstick: a quarter of what the reference just carried, as a steady arrival rate.
@@ -674,49 +686,80 @@ async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchRe
   }
 }
 
-async function profileCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
-  const dir = join(tmp, 'cpu-profiles');
-  const gateway = await startGateway(sim, redisUrl, options, 'prof', ['--cpu-prof', '--cpu-prof-dir', dir]);
-  const sessions = await launchSessions(gateway, options.connections, 'prof');
-  const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
-  await runLoad({ ...spec, durationSec: options.warmup });
-  const result = await runLoad({ ...spec, durationSec: options.duration });
-  log(`profiled gateway.bet: ${summary(result)}`);
-  // The profile is written when each process exits cleanly (SIGTERM → close → exit).
-  await gateway.service.stop(10_000);
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f)) : [];
-  report.profile = files.length === 0 ? { error: 'no .cpuprofile written: the gateway did not exit cleanly on SIGTERM' } : summariseProfiles(files, ROOT);
-  await clearSimCalls(sim);
-}
+type SampleKind = 'cpu' | 'alloc';
 
 /**
- * Bytes the gateway allocates per bet, every process together: each loads bench/alloc-sampler.cjs,
- * which samples between two SIGUSR2s around the measured load. Unlike req/s and CPU time it does
- * not move with the box's speed, and every allocation is young-generation GC work later.
+ * The bet load on a server whose processes load bench/sampler.cjs: a warm-up, then the measured
+ * load between two SIGUSR2s, so start-up and warm-up stay out of the profiles. Returns the load's
+ * result and the profile files (one per process).
  */
-async function allocationCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
-  const dir = join(tmp, 'alloc-profiles');
+async function sampledBets(server: Child, spec: Spec, dir: string, kind: SampleKind, options: BenchOptions): Promise<[LoadResult, string[]]> {
+  await runLoad({ ...spec, durationSec: options.warmup });
+  // Only processes that loaded the sampler: SIGUSR2 would end any other.
+  const pids = processTree(server.pid).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(SAMPLER));
+  const toggle = (): void => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
+  const written = (extension: string): string[] => readdirSync(dir).filter((f) => f.endsWith(`.${extension}`)).map((f) => join(dir, f));
+  const extension = kind === 'cpu' ? 'cpuprofile' : 'heapprofile';
+  toggle();
+  await waitFor(`every ${server.name} process sampling`, () => written('started').length === pids.length, START_TIMEOUT_MS);
+  const result = await runLoad({ ...spec, durationSec: options.duration });
+  toggle();
+  log(`${kind}-sampled ${server.name} bets: ${summary(result)}`);
+  await waitFor(`every ${server.name} process wrote its profile`, () => written(extension).length === pids.length, START_TIMEOUT_MS);
+  return [result, written(extension)];
+}
+
+const SAMPLER = join(ROOT, 'bench', 'sampler.cjs');
+
+/** Node arguments and environment that make a server's processes load the sampler, writing to `dir`. */
+function samplerArgs(dir: string, kind: SampleKind): [string[], Record<string, string>] {
   mkdirSync(dir, { recursive: true });
-  const gateway = await startGateway(sim, redisUrl, options, 'alloc', ['--require', join(ROOT, 'bench', 'alloc-sampler.cjs')], { BENCH_ALLOC_DIR: dir });
+  return [['--require', SAMPLER], { BENCH_SAMPLE: kind, BENCH_SAMPLE_DIR: dir }];
+}
+
+/** The reference server's, then the gateway's profiles over the same measured bet load. */
+async function sampleBoth(sim: Sim, redisUrl: string, options: BenchOptions, tmp: string, kind: SampleKind): Promise<{ reference: [LoadResult, string[]]; gateway: [LoadResult, string[]] }> {
+  const [refArgs, refEnv] = samplerArgs(join(tmp, `${kind}-reference`), kind);
+  const ref = await startReference(sim, redisUrl, options, `${kind}-ref`, refArgs, refEnv);
+  let reference: [LoadResult, string[]];
   try {
-    const sessions = await launchSessions(gateway, options.connections, 'alloc');
+    const spec = { url: ref.url, connections: options.connections, request: engineRequests('bet', new Ids(), ref.sessions, new PlacedQueue()) };
+    reference = await sampledBets(ref.service, spec, refEnv.BENCH_SAMPLE_DIR as string, kind, options);
+  } finally {
+    await ref.service.stop();
+    await clearSimCalls(sim);
+  }
+  const [gwArgs, gwEnv] = samplerArgs(join(tmp, `${kind}-gateway`), kind);
+  const gateway = await startGateway(sim, redisUrl, options, kind, gwArgs, gwEnv);
+  try {
+    const sessions = await launchSessions(gateway, options.connections, kind);
     const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
-    await runLoad({ ...spec, durationSec: options.warmup });
-    // Only processes that loaded the sampler: SIGUSR2 would end any other.
-    const pids = processTree(gateway.service.pid).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('alloc-sampler.cjs'));
-    const toggle = (): void => pids.forEach((pid) => process.kill(pid, 'SIGUSR2'));
-    const written = (extension: string): string[] => readdirSync(dir).filter((f) => f.endsWith(`.${extension}`)).map((f) => join(dir, f));
-    toggle();
-    await waitFor('every gateway process sampling', () => written('started').length === pids.length, START_TIMEOUT_MS);
-    const result = await runLoad({ ...spec, durationSec: options.duration });
-    toggle();
-    log(`allocation-sampled gateway.bet: ${summary(result)}`);
-    await waitFor('every gateway process wrote its allocation profile', () => written('heapprofile').length === pids.length, START_TIMEOUT_MS);
-    report.allocation = summariseAllocations(written('heapprofile'), ROOT, result.requests);
+    return { reference, gateway: await sampledBets(gateway.service, spec, gwEnv.BENCH_SAMPLE_DIR as string, kind, options) };
   } finally {
     await gateway.service.stop();
     await clearSimCalls(sim);
   }
+}
+
+/**
+ * Where the CPU of a bet goes, the reference server's and the gateway's, measured load only: the
+ * difference of the two by area is what the gateway adds.
+ */
+async function profileCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const { reference, gateway } = await sampleBoth(sim, redisUrl, options, tmp, 'cpu');
+  report.profile = summariseProfiles(gateway[1], ROOT, gateway[0].requests);
+  report.referenceProfile = summariseProfiles(reference[1], ROOT, reference[0].requests);
+}
+
+/**
+ * Bytes allocated per bet, every process together, by the reference server and by the gateway.
+ * Unlike req/s and CPU time it does not move with the box's speed, and every allocation is
+ * young-generation GC work later.
+ */
+async function allocationCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const { reference, gateway } = await sampleBoth(sim, redisUrl, options, tmp, 'alloc');
+  report.allocation = summariseAllocations(gateway[1], ROOT, gateway[0].requests);
+  report.referenceAllocation = summariseAllocations(reference[1], ROOT, reference[0].requests);
 }
 
 // --- main ---------------------------------------------------------------------------------
