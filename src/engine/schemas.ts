@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LosslessNumber } from '../lib/json';
 import { fractionDigits, toMinor } from '../lib/money';
-import { U64_MAX } from '../lib/schemas';
+import { U64_MAX, isPlainRecord, withFastPath } from '../lib/schemas';
 import { MAX_ID_LENGTH } from '../wallet/protocol';
 import type { FieldIssue } from './types';
 
@@ -44,14 +44,54 @@ const amount = z.unknown().transform((value, ctx): string => {
 
 const roundClosed = z.boolean({ error: typed('a boolean') }).optional();
 
-export const emptyBody = z.strictObject({});
-
-export const betBody = z.strictObject({ round_id: id, transaction_id: id, amount, round_closed: roundClosed });
-export type BetBody = z.output<typeof betBody>;
+const betBodySchema = z.strictObject({ round_id: id, transaction_id: id, amount, round_closed: roundClosed });
+export type BetBody = z.output<typeof betBodySchema>;
 
 /** win and refund share one shape. */
-export const settleBody = z.strictObject({ round_id: id, transaction_id: id, bet_transaction_id: id, amount, round_closed: roundClosed });
-export type SettleBody = z.output<typeof settleBody>;
+const settleBodySchema = z.strictObject({ round_id: id, transaction_id: id, bet_transaction_id: id, amount, round_closed: roundClosed });
+export type SettleBody = z.output<typeof settleBodySchema>;
+
+// The fast paths of the three engine bodies (withFastPath): the same rules as the schemas above,
+// for a body that keeps every one of them; any other body is the schema's to answer.
+
+const plainId = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= MAX_ID_LENGTH && !LONE_SURROGATE.test(value);
+
+const plainAmount = (value: unknown): string | undefined => (value instanceof LosslessNumber && PLAIN_DECIMAL.test(value.value) ? value.value : undefined);
+
+const optionalBoolean = (value: unknown): value is boolean | undefined => value === undefined || typeof value === 'boolean';
+
+/** A plain object with no key outside `allowed` (a strict object's unknown key is a refusal). */
+function onlyKeys(input: unknown, allowed: ReadonlySet<string>): input is Record<string, unknown> {
+  if (!isPlainRecord(input)) return false;
+  for (const key in input) if (!allowed.has(key)) return false;
+  return true;
+}
+
+const BET_KEYS: ReadonlySet<string> = new Set(Object.keys(betBodySchema.shape));
+const SETTLE_KEYS: ReadonlySet<string> = new Set(Object.keys(settleBodySchema.shape));
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+export const emptyBody = withFastPath(z.strictObject({}), (input) => (onlyKeys(input, NO_KEYS) ? {} : undefined));
+
+export const betBody = withFastPath<BetBody>(betBodySchema, (input) => {
+  if (!onlyKeys(input, BET_KEYS)) return undefined;
+  const { round_id, transaction_id, round_closed } = input;
+  const text = plainAmount(input.amount);
+  if (!plainId(round_id) || !plainId(transaction_id) || text === undefined || !optionalBoolean(round_closed)) return undefined;
+  // As the schema: a key given (even as undefined, by an in-process caller) is a key of the output.
+  return 'round_closed' in input ? { round_id, transaction_id, amount: text, round_closed } : { round_id, transaction_id, amount: text };
+});
+
+export const settleBody = withFastPath<SettleBody>(settleBodySchema, (input) => {
+  if (!onlyKeys(input, SETTLE_KEYS)) return undefined;
+  const { round_id, transaction_id, bet_transaction_id, round_closed } = input;
+  const text = plainAmount(input.amount);
+  if (!plainId(round_id) || !plainId(transaction_id) || !plainId(bet_transaction_id) || text === undefined || !optionalBoolean(round_closed)) return undefined;
+  return 'round_closed' in input
+    ? { round_id, transaction_id, bet_transaction_id, amount: text, round_closed }
+    : { round_id, transaction_id, bet_transaction_id, amount: text };
+});
 
 export const transactionIdParam = id;
 

@@ -18,36 +18,89 @@ function numericText(value: unknown): string | undefined {
   return undefined;
 }
 
+/** Unsigned integer id up to 2^64−1, as its decimal string; undefined for anything else. */
+export function u64Text(value: unknown): string | undefined {
+  const text = numericText(value);
+  return text === undefined || !DIGITS.test(text) || BigInt(text) > U64_MAX ? undefined : text;
+}
+
 /** Unsigned integer id up to 2^64−1, as its decimal string. */
 export const u64 = z.unknown().transform((value, ctx): string => {
-  const text = numericText(value);
-  if (text === undefined || !DIGITS.test(text) || BigInt(text) > U64_MAX) {
+  const text = u64Text(value);
+  if (text === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be an unsigned integer up to 18446744073709551615' });
     return z.NEVER;
   }
   return text;
 });
 
-/** Unsigned decimal (an amount or a balance) as its exact text: digits, an optional fraction, no exponent. */
-export const decimalText = z.unknown().transform((value, ctx): string => {
+/** An unsigned decimal as its exact text (digits, an optional fraction, no exponent); undefined for anything else. */
+export function decimalTextOf(value: unknown): string | undefined {
   let text: string | undefined;
   if (value instanceof LosslessNumber) text = value.value;
   else if (typeof value === 'number' && Number.isFinite(value) && value >= 0) text = String(value);
   else if (typeof value === 'string') text = value;
-  if (text === undefined || !DECIMAL.test(text)) {
+  return text !== undefined && DECIMAL.test(text) ? text : undefined;
+}
+
+/** Unsigned decimal (an amount or a balance) as its exact text: digits, an optional fraction, no exponent. */
+export const decimalText = z.unknown().transform((value, ctx): string => {
+  const text = decimalTextOf(value);
+  if (text === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be a non-negative decimal number without exponent' });
     return z.NEVER;
   }
   return text;
 });
 
-/** A JSON number that may be a LosslessNumber, read as a safe integer (codes, counts). */
-export const smallInt = z.unknown().transform((value, ctx): number => {
+/** A JSON number that may be a LosslessNumber, as a safe integer (codes, counts); undefined for anything else. */
+export function smallIntOf(value: unknown): number | undefined {
   const text = numericText(value);
   const n = text !== undefined && DIGITS.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n)) {
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A JSON number that may be a LosslessNumber, read as a safe integer (codes, counts). */
+export const smallInt = z.unknown().transform((value, ctx): number => {
+  const n = smallIntOf(value);
+  if (n === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be an unsigned integer' });
     return z.NEVER;
   }
   return n;
 });
+
+/**
+ * A zod schema behind a hand-written check of the one shape nearly every input on a hot path has
+ * (a well-formed bet, a wallet's success): what the check accepts whole, it answers with exactly
+ * the schema's output; anything else, odd or wrong, goes to the schema, which alone refuses and
+ * names the fields. The check never refuses. Each check is compared with its schema on generated
+ * inputs (test/unit/fast-paths.test.ts).
+ */
+export interface FastParser<T> {
+  readonly schema: z.ZodType<T>;
+  /** The schema's output when the check accepts the input whole; undefined: ask the schema. */
+  readonly fast: (input: unknown) => T | undefined;
+  safeParse(input: unknown): z.ZodSafeParseResult<T>;
+  /** As zod's: the output, or throws the schema's ZodError. */
+  parse(input: unknown): T;
+}
+
+export function withFastPath<T>(schema: z.ZodType<T>, fast: (input: unknown) => T | undefined): FastParser<T> {
+  return {
+    schema,
+    fast,
+    safeParse(input) {
+      const data = fast(input);
+      return data === undefined ? schema.safeParse(input) : { success: true, data };
+    },
+    parse(input) {
+      return fast(input) ?? schema.parse(input);
+    },
+  };
+}
+
+/** A plain JSON object (what parseJson makes of `{…}`): not null, not an array, not a LosslessNumber. */
+export function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}

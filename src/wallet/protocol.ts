@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonNumber, stringifyJson } from '../lib/json';
-import { decimalText, smallInt, u64 } from '../lib/schemas';
+import { decimalText, decimalTextOf, isPlainRecord, smallInt, smallIntOf, u64, u64Text, withFastPath } from '../lib/schemas';
 
 /**
  * The wallet protocol's shapes (wallet-service-spec.md): operations, paths, request fields and the
@@ -93,7 +93,7 @@ export function encodeRequest<Op extends Operation>(_op: Op, fields: RequestFiel
 /** game_id and site_id come back as number or string; both become strings. */
 const idNumberOrString = z.union([z.string().min(1), u64]).transform((v) => String(v));
 
-export const successResponseSchema = z.object({
+const successSchema = z.object({
   status: z.literal(true),
   code: smallInt,
   message: z.string(),
@@ -105,7 +105,24 @@ export const successResponseSchema = z.object({
   provider_id: u64,
   balance: decimalText,
 });
-export type WalletSuccess = z.output<typeof successResponseSchema>;
+
+const idText = (value: unknown): string | undefined => (typeof value === 'string' && value.length >= 1 ? value : u64Text(value));
+
+/** Every wallet call's answer: the schema, behind a fast path for a success that keeps every rule (withFastPath). */
+export const successResponseSchema = withFastPath<z.output<typeof successSchema>>(successSchema, (input) => {
+  if (!isPlainRecord(input) || input.status !== true) return undefined;
+  const { message, request_id, token } = input;
+  const code = smallIntOf(input.code);
+  const player_id = u64Text(input.player_id);
+  const game_id = idText(input.game_id);
+  const site_id = idText(input.site_id);
+  const provider_id = u64Text(input.provider_id);
+  const balance = decimalTextOf(input.balance);
+  if (typeof message !== 'string' || typeof request_id !== 'string' || typeof token !== 'string') return undefined;
+  if (code === undefined || player_id === undefined || game_id === undefined || site_id === undefined || provider_id === undefined || balance === undefined) return undefined;
+  return { status: true, code, message, request_id, token, player_id, game_id, site_id, provider_id, balance };
+});
+export type WalletSuccess = z.output<typeof successSchema>;
 
 export const failureResponseSchema = z.object({
   status: z.literal(false),

@@ -3,19 +3,9 @@ import { LosslessNumber, MAX_DEPTH, parseJson, stringifyJson, JsonSyntaxError, j
 import { fromMinor, sameAmount, toMinor } from '../../src/lib/money';
 import { decimalText, u64 } from '../../src/lib/schemas';
 import { encodeRequest, successResponseSchema } from '../../src/wallet/protocol';
+import { seeded } from '../support/seeded';
 
 const MAX = '18446744073709551615';
-
-/** A fixed-seed LCG (Numerical Recipes constants), so a failing random case replays. */
-function seeded(start: number): { next: () => number; int: (n: number) => number; pick: <T>(items: readonly T[]) => T } {
-  let seed = start;
-  const next = (): number => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-  const int = (n: number): number => Math.floor(next() * n);
-  return { next, int, pick: <T>(items: readonly T[]): T => items[int(items.length)] as T };
-}
 
 describe('lossless JSON', () => {
   it('reads 2^64−1 exactly and writes it back unchanged', () => {
