@@ -226,7 +226,11 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
 type AttemptFields = Pick<SettleUpdate, 'expect' | 'attempts' | 'lastWalletCode' | 'history' | 'attempt'>;
 
 function succeeded(base: AttemptFields, balance: string, rollback: boolean): SettleUpdate {
-  return { ...base, state: 'succeeded', balance, sessionBalance: balance, error: null, ...(rollback ? { debitState: 'compensated' as const } : {}) };
+  // The spread last (its keys are others than these): node 20's V8 adds each key written after a
+  // spread through a runtime call, microseconds on every bet's path.
+  return rollback
+    ? { state: 'succeeded', balance, sessionBalance: balance, error: null, debitState: 'compensated', ...base }
+    : { state: 'succeeded', balance, sessionBalance: balance, error: null, ...base };
 }
 
 /**

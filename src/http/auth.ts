@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { EngineError } from '../engine';
 import { codedError } from '../lib/error-codes';
 
-const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+// One-shot: no Hash object per request (every engine request is checked).
+const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 
 export const unauthorized = (): EngineError => codedError('UNAUTHORIZED', { message: 'missing or wrong Bearer key' });
 

@@ -17,7 +17,8 @@ export interface Reply {
 /** On a bare node response: the engine API writes here directly, Express routes through sendJson. */
 export function writeJson(res: ServerResponse, status: number, body: Record<string, unknown>, requestId: string): void {
   // Written directly: res.send would look up the type, set the charset and check freshness per call.
-  const text = stringifyJson({ ...body, request_id: requestId });
+  // Not `{ ...body, request_id }`: node 20's V8 adds a key after a spread through a runtime call.
+  const text = stringifyJson(Object.assign({}, body, { request_id: requestId }));
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { keysFor, type Keys } from './keys';
 
 /**
@@ -88,7 +88,7 @@ export function shardLayout(prefix: string, count: number, tagged = count > 1): 
     slot: (shard) => slotOfTag(tags[shard]!),
     shardOfPlayer(playerId, siteId) {
       if (count === 1) return 0;
-      return createHash('sha256').update(`${playerId}\u0000${siteId}`, 'utf8').digest().readUInt32BE(0) % count;
+      return hash('sha256', `${playerId}\u0000${siteId}`, 'buffer').readUInt32BE(0) % count;
     },
     withShard: (id, shard) => (plainIds ? id : `${id}.${shard}`),
     shardOfId(id) {

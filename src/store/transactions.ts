@@ -353,7 +353,8 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
   registerScripts(redis, [claimScript, settleScript, beginRetryScript, beginCompensationScript, openInRoundScript, resolveScript]);
   const shardOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): number => layout.shardOfPlayer(r.playerId, r.siteId);
   const keysOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): Keys => layout.keys(shardOf(r));
-  const context = (keys: Keys): StoreContext => ({ keys, retentionSeconds, now: clock() });
+  /** A script's input with what every call knows; the spread last, as node 20's V8 adds keys after a spread through a runtime call. */
+  const withContext = <I extends object>(keys: Keys, input: I): StoreContext & I => ({ keys, retentionSeconds, now: clock(), ...input });
   const onShards = <T>(read: (keys: Keys) => Promise<T>): Promise<T[]> => Promise.all(layout.all.map((shard) => read(layout.keys(shard))));
 
   async function get(transactionId: string, shard?: number): Promise<TransactionRecord | undefined> {
@@ -368,7 +369,7 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     shardOf,
 
     async claim(input) {
-      const reply = (await runScript(redis, claimScript, { ...context(keysOf(input.record)), ...input })) as (string | null)[];
+      const reply = (await runScript(redis, claimScript, withContext(keysOf(input.record), input))) as (string | null)[];
       const [kind, balance, ...rest] = reply as [string, string | null, ...string[]];
       if (kind === 'duplicate') return { kind, record: decodeRecord(pairsToObject(rest))!, sessionBalance: balance };
       if (kind === 'claimed' || kind === 'deferred') return { kind, sessionBalance: balance ?? '0' };
@@ -384,17 +385,17 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     get,
 
     async settle(record, update) {
-      return (await runScript(redis, settleScript, { ...context(keysOf(record)), record, update })) === 1;
+      return (await runScript(redis, settleScript, withContext(keysOf(record), { record, update }))) === 1;
     },
 
     async beginCompensation(start) {
-      const [kind, value] = (await runScript(redis, beginCompensationScript, { ...context(keysOf(start.debit)), ...start })) as [string, string];
+      const [kind, value] = (await runScript(redis, beginCompensationScript, withContext(keysOf(start.debit), start))) as [string, string];
       if (kind === 'not_pending') return { kind, state: (value || undefined) as TransactionState | undefined };
       return { kind: kind as 'created' | 'linked', compensationId: value };
     },
 
     async resolve(record, input) {
-      const [kind, state] = (await runScript(redis, resolveScript, { ...context(keysOf(record)), record, input })) as [string, string?];
+      const [kind, state] = (await runScript(redis, resolveScript, withContext(keysOf(record), { record, input }))) as [string, string?];
       if (kind === 'resolved') return { kind };
       return { kind: 'not_dead', state: (state || undefined) as TransactionState | undefined };
     },
