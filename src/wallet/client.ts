@@ -12,7 +12,6 @@ import {
   successResponseSchema,
   type CallContext,
   type Operation,
-  type RequestFields,
   type UnknownReason,
   type WalletCallEvent,
   type WalletClient,
@@ -72,11 +71,12 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     }
   }
 
-  async function post(op: Operation, body: string, transactionId: string | undefined, context: CallContext | undefined): Promise<WalletOutcome> {
+  async function post(op: Operation, body: string, context: CallContext | undefined): Promise<WalletOutcome> {
     const signature = signer.sign(body);
     const start = performance.now();
     const answered = await attempt(op, body, signature, start);
-    const { outcome, httpStatus, detail } = checkedAgainst(body, answered);
+    const sent = sentFields(body);
+    const { outcome, httpStatus, detail } = checkedAgainst(sent, answered);
     report({
       operation: op,
       outcome: outcome.kind,
@@ -84,7 +84,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
       httpStatus,
       walletRequestId: outcome.kind === 'ok' ? outcome.response.request_id : outcome.kind === 'rejected' ? outcome.walletRequestId : undefined,
       latencyMs: outcome.latencyMs,
-      transactionId,
+      transactionId: sent.get('transaction_id'),
       requestId: context?.requestId,
       detail,
     });
@@ -136,12 +136,11 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
 
   return {
     call(op, fields, context) {
-      const transactionId = (fields as Partial<RequestFields['debit']>).transaction_id;
-      return post(op, encodeRequest(op, fields), transactionId, context);
+      return post(op, encodeRequest(op, fields), context);
     },
 
     send(op, body, context) {
-      return post(op, body, sentText(body, 'transaction_id'), context);
+      return post(op, body, context);
     },
 
     async healthCheck() {
@@ -290,18 +289,30 @@ const MAX_MESSAGE_CHARS = 500;
 const MAX_WALLET_REQUEST_ID_CHARS = 100;
 
 type SentField = (typeof ECHOED)[number] | 'transaction_id';
+type SentFields = ReadonlyMap<SentField, string | undefined>;
 
-/** Each field read back from an encoded request: a JSON string, or a number's exact text (encodeRequest's shape). */
-const SENT_FIELD = Object.fromEntries(
-  [...ECHOED, 'transaction_id'].map((field) => [field, new RegExp(`"${field}":("(?:[^"\\\\]|\\\\.)*"|[0-9][0-9.eE+-]*)`)]),
-) as Record<SentField, RegExp>;
+/** The fields read back from an encoded request: a JSON string, or a number's exact text (encodeRequest's shape). */
+const SENT_FIELD = /"(token|player_id|site_id|provider_id|transaction_id)":("(?:[^"\\]|\\.)*"|[0-9][0-9.eE+-]*)/g;
 
-/** A field of an encoded request as text, read without parsing the body (send() gets bytes only). */
-function sentText(requestBody: string, field: SentField): string | undefined {
-  const literal = SENT_FIELD[field].exec(requestBody)?.[1];
-  if (literal === undefined) return undefined;
+/**
+ * The first of each field of an encoded request, as text, read in one pass without parsing the body
+ * (send() gets bytes only). A field whose text cannot be read is there as undefined. Inside a JSON
+ * string a quote is always escaped, so no value can hide a `"name":` of its own.
+ */
+function sentFields(requestBody: string): SentFields {
+  const found = new Map<SentField, string | undefined>();
+  SENT_FIELD.lastIndex = 0;
+  for (let match = SENT_FIELD.exec(requestBody); match !== null; match = SENT_FIELD.exec(requestBody)) {
+    const field = match[1] as SentField;
+    const literal = match[2] as string;
+    if (!found.has(field)) found.set(field, literal.startsWith('"') ? stringLiteral(literal) : literal);
+  }
+  return found;
+}
+
+function stringLiteral(literal: string): string | undefined {
   try {
-    return literal.startsWith('"') ? (JSON.parse(literal) as string) : literal;
+    return JSON.parse(literal) as string;
   } catch {
     return undefined;
   }
@@ -314,10 +325,10 @@ function sentText(requestBody: string, field: SentField): string | undefined {
  * - no answer's message or request id carries the wallet token on (the engine gets a refusal's
  *   message, the log every request id), and both are kept short.
  */
-function checkedAgainst(requestBody: string, answered: Attempt): Attempt {
+function checkedAgainst(sent: SentFields, answered: Attempt): Attempt {
   const { outcome } = answered;
   if (outcome.kind !== 'ok' && outcome.kind !== 'rejected') return answered;
-  const token = sentText(requestBody, 'token');
+  const token = sent.get('token');
   const scrub = (text: string): string => (token === undefined || token === '' ? text : text.split(token).join('[token]'));
   const requestIdOf = (id: string): string | undefined => {
     const scrubbed = scrub(id);
@@ -325,7 +336,7 @@ function checkedAgainst(requestBody: string, answered: Attempt): Attempt {
   };
   if (outcome.kind === 'ok') {
     const other = ECHOED.find((field) => {
-      const asked = field === 'token' ? token : sentText(requestBody, field);
+      const asked = sent.get(field);
       return asked !== undefined && asked !== String(outcome.response[field]);
     });
     if (other !== undefined) {
