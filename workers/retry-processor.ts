@@ -173,7 +173,8 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const about = runFields(record);
     switch (next.kind) {
       case 'retry': {
-        const update = { ...next.update, inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs };
+        // Object.assign, not `{ ...u, key }`: node 20's V8 adds each key after a spread through a runtime call.
+        const update = Object.assign({}, next.update, { inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs });
         if (!(await store.settle(record, update))) return 'settled-elsewhere';
         const code = String(update.history?.at(-1) ?? 'unknown');
         metrics.retries.inc({ kind: record.kind, code });
@@ -219,8 +220,8 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       record.isCompensation && final.debitState === 'compensated' && final.state !== 'succeeded'
         ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } }
         : final;
-    if (!(await store.settle(record, { ...update, inFlightUntil: null }))) return 'settled-elsewhere';
-    const fields = { ...about, attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note };
+    if (!(await store.settle(record, Object.assign({}, update, { inFlightUntil: null })))) return 'settled-elsewhere';
+    const fields = Object.assign({}, about, { attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note });
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
     switch (update.state) {
       case 'succeeded':
