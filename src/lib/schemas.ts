@@ -21,7 +21,8 @@ function numericText(value: unknown): string | undefined {
 /** Unsigned integer id up to 2^64−1, as its decimal string; undefined for anything else. */
 export function u64Text(value: unknown): string | undefined {
   const text = numericText(value);
-  return text === undefined || !DIGITS.test(text) || BigInt(text) > U64_MAX ? undefined : text;
+  // Without leading zeros, 19 digits or fewer is below 2^64−1 (20 digits): no BigInt for those.
+  return text === undefined || !DIGITS.test(text) || (text.length >= 20 && (text.length > 20 || BigInt(text) > U64_MAX)) ? undefined : text;
 }
 
 /** Unsigned integer id up to 2^64−1, as its decimal string. */

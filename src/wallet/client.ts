@@ -329,7 +329,7 @@ function checkedAgainst(sent: SentFields, answered: Attempt): Attempt {
   const { outcome } = answered;
   if (outcome.kind !== 'ok' && outcome.kind !== 'rejected') return answered;
   const token = sent.get('token');
-  const scrub = (text: string): string => (token === undefined || token === '' ? text : text.split(token).join('[token]'));
+  const scrub = (text: string): string => (token === undefined || token === '' || !text.includes(token) ? text : text.split(token).join('[token]'));
   const requestIdOf = (id: string): string | undefined => {
     const scrubbed = scrub(id);
     return scrubbed.length > MAX_WALLET_REQUEST_ID_CHARS ? undefined : scrubbed;
