@@ -68,30 +68,38 @@ function onlyKeys(input: unknown, allowed: ReadonlySet<string>): input is Record
   return true;
 }
 
-const BET_KEYS: ReadonlySet<string> = new Set(Object.keys(betBodySchema.shape));
-const SETTLE_KEYS: ReadonlySet<string> = new Set(Object.keys(settleBodySchema.shape));
-const NO_KEYS: ReadonlySet<string> = new Set();
+/**
+ * A strict engine body's fast path: only the shape's keys, ids and the amount by the rules above,
+ * `round_closed` a boolean when given (a key given, even as undefined by an in-process caller, is a
+ * key of the schema's output too).
+ */
+function plainBody<T>(shape: Readonly<Record<string, unknown>>): (input: unknown) => T | undefined {
+  const keys: ReadonlySet<string> = new Set(Object.keys(shape));
+  return (input) => {
+    if (!onlyKeys(input, keys)) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const key of keys) {
+      const value = input[key];
+      if (key === 'amount') {
+        const text = plainAmount(value);
+        if (text === undefined) return undefined;
+        out.amount = text;
+      } else if (key === 'round_closed') {
+        if (!optionalBoolean(value)) return undefined;
+        if (key in input) out.round_closed = value;
+      } else if (plainId(value)) {
+        out[key] = value;
+      } else {
+        return undefined;
+      }
+    }
+    return out as T;
+  };
+}
 
-export const emptyBody = withFastPath(z.strictObject({}), (input) => (onlyKeys(input, NO_KEYS) ? {} : undefined));
-
-export const betBody = withFastPath<BetBody>(betBodySchema, (input) => {
-  if (!onlyKeys(input, BET_KEYS)) return undefined;
-  const { round_id, transaction_id, round_closed } = input;
-  const text = plainAmount(input.amount);
-  if (!plainId(round_id) || !plainId(transaction_id) || text === undefined || !optionalBoolean(round_closed)) return undefined;
-  // As the schema: a key given (even as undefined, by an in-process caller) is a key of the output.
-  return 'round_closed' in input ? { round_id, transaction_id, amount: text, round_closed } : { round_id, transaction_id, amount: text };
-});
-
-export const settleBody = withFastPath<SettleBody>(settleBodySchema, (input) => {
-  if (!onlyKeys(input, SETTLE_KEYS)) return undefined;
-  const { round_id, transaction_id, bet_transaction_id, round_closed } = input;
-  const text = plainAmount(input.amount);
-  if (!plainId(round_id) || !plainId(transaction_id) || !plainId(bet_transaction_id) || text === undefined || !optionalBoolean(round_closed)) return undefined;
-  return 'round_closed' in input
-    ? { round_id, transaction_id, bet_transaction_id, amount: text, round_closed }
-    : { round_id, transaction_id, bet_transaction_id, amount: text };
-});
+export const emptyBody = withFastPath(z.strictObject({}), plainBody<Record<string, never>>({}));
+export const betBody = withFastPath<BetBody>(betBodySchema, plainBody(betBodySchema.shape));
+export const settleBody = withFastPath<SettleBody>(settleBodySchema, plainBody(settleBodySchema.shape));
 
 export const transactionIdParam = id;
 

@@ -292,7 +292,7 @@ type SentField = (typeof ECHOED)[number] | 'transaction_id';
 type SentFields = ReadonlyMap<SentField, string | undefined>;
 
 /** The fields read back from an encoded request: a JSON string, or a number's exact text (encodeRequest's shape). */
-const SENT_FIELD = /"(token|player_id|site_id|provider_id|transaction_id)":("(?:[^"\\]|\\.)*"|[0-9][0-9.eE+-]*)/g;
+const SENT_FIELD = new RegExp(`"(${[...ECHOED, 'transaction_id'].join('|')})":("(?:[^"\\\\]|\\\\.)*"|[0-9][0-9.eE+-]*)`, 'g');
 
 /**
  * The first of each field of an encoded request, as text, read in one pass without parsing the body
