@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { replaceRefusedStandIn } from '../src/duties/compensation';
+import { replaceFailedRollback } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
@@ -252,7 +252,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
     if (record.state === 'failed') {
       // (It reads the debit itself, and acts only while the debit still names this refund.)
-      const compensationId = await replaceRefusedStandIn({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
+      const compensationId = await replaceFailedRollback({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
       if (compensationId !== undefined) logger.warn({ transaction_id: record.referenceTransactionId, refused_refund_id: record.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused: own compensation started');
       return;
     }

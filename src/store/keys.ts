@@ -31,7 +31,7 @@ export interface Keys {
   transaction(transactionId: string): string;
   /** transaction(id) is this + id: scripts name the records of a token's pending set from it. */
   transactionPrefix(): string;
-  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
+  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final), wins (accepted). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
   /** ZSET transaction id → time after which a pending record with no job behind it is re-driven. */
   pendingIndex(): string;

@@ -27,8 +27,8 @@ export const PLAYER_RECENT_CAP = 200;
 
 export interface ClaimInput {
   record: NewTransaction;
-  /** Exact minor units of the amount at the currency's scale (compares a refund with its bet). */
-  amountMinor: string;
+  /** The amount as exact decimal text without trailing fraction zeros (compares a refund with its bet). */
+  exactAmount: string;
   /** Until then the claimer owns the first attempt; after it, the sweeper may take over. */
   leaseUntil: number;
   /**
@@ -51,7 +51,13 @@ export type ClaimResult =
   | { readonly kind: 'round_has_bet' }
   | { readonly kind: 'bet_not_found' }
   | { readonly kind: 'bet_already_refunded' }
-  | { readonly kind: 'amount_mismatch' };
+  | { readonly kind: 'amount_mismatch' }
+  /** A win or refund in another currency than its bet (contract 5.2). */
+  | { readonly kind: 'currency_mismatch' }
+  /** A win whose bet is still at the wallet or in doubt: nothing sent, repeat it later. */
+  | { readonly kind: 'in_progress' }
+  /** A win for a bet refused, refunded or rolled back; a refund of a bet that has a win. */
+  | { readonly kind: 'bet_not_open' };
 
 export interface SettleUpdate extends RecordUpdate {
   state: TransactionState;
@@ -196,7 +202,7 @@ interface StoreContext {
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys, retentionSeconds, now, record, exactAmount, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -207,6 +213,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     keys.tokenSessions(record.tokenRef),
     keys.timeIndex(),
     keys.playerRecent(record.playerId, record.siteId),
+    keys.transaction(record.referenceTransactionId ?? record.transactionId),
   ],
   args: [
     record.kind,
@@ -215,12 +222,13 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     record.roundClosed ? '1' : '0',
     record.referenceTransactionId ?? '',
     record.roundId,
-    amountMinor,
+    exactAmount,
     String(retentionSeconds),
     record.transactionId,
     sessionTtlSeconds === undefined ? '' : String(sessionTtlSeconds),
     String(record.createdAt),
     String(PLAYER_RECENT_CAP),
+    record.currency,
     ...newRecordFields(record, now),
   ],
 }), { packed: true });

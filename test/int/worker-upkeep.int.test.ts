@@ -21,6 +21,7 @@ import { DEAD_CHECK_BATCH } from '../../workers/upkeep';
 import type { RunningWorker } from '../../workers/worker';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
+import { exactDecimal } from '../../src/lib/money';
 
 let h: Harness;
 let worker: RunningWorker;
@@ -82,7 +83,7 @@ describe('sweeper', () => {
         roundId, walletRoundId: roundId, amount, currency: 'EUR', roundClosed: false, referenceTransactionId: null,
         bodyHash: `hash-${id}`, walletOperation: 'debit', walletBody, isCompensation: false, createdAt: Date.now(),
       },
-      amountMinor: String(Math.round(Number(amount) * 100)),
+      exactAmount: exactDecimal(amount),
       leaseUntil: Date.now() - 1,
     });
     return { id, walletBody };
@@ -224,7 +225,7 @@ describe('redrive', () => {
     // Its re-check made due now (the file's worker asks every DEAD_CHECK_INTERVAL_MS).
     await h.redis.zadd(keysFor(h.prefix).recheckIndex(), 0, debit.transactionId);
     await worker.deadCheckNow();
-    const late = compensationTransactionId(debit.transactionId, 'late');
+    const late = compensationTransactionId(debit.transactionId, 1);
     await h.inState(late, 'succeeded');
     await h.inState(debit.transactionId, 'compensated');
     expect(balance()).toBe(start);

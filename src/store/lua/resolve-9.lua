@@ -9,6 +9,10 @@
   the record expires after the retention without its wallet body and attempt log. The debit a
   compensation belongs to moves with it. The audit entry is written in the same step.
 
+  A rollback resolved "not applied" re-opens its debit (`compensating`, its token still held): the
+  console starts the debit's next compensation right after this step, and the sweeper does it
+  (the debit is put in the pending index) should that be lost.
+
   Input:
     KEYS[1] transaction record
     KEYS[2] round
@@ -23,7 +27,7 @@
     ARGV[1] transaction id
     ARGV[2] retention (seconds)
     ARGV[3] now (ms)
-    ARGV[4] debit state ('' = leave the referenced debit alone)
+    ARGV[4] debit state ('' = leave the referenced debit alone; `compensating` re-opens it)
     ARGV[5] audit stream cap (entries, approximate)
     ARGV[6] the token pending sets' key prefix (the referenced debit's is this + its token ref)
     ARGV[7] n: how many of the following arguments are the record's field/value pairs
@@ -52,6 +56,9 @@ if state ~= 'dead' then return {'not_dead', state or ''} end
 
 setFields(txKey, ARGV, FIRST_RECORD_FIELD, firstAuditField - 1)
 releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
+if debitState == 'compensating' and redis.call('HGET', debitKey, 'compensation_id') == id then
+  redis.call('ZADD', pendingKey, now, redis.call('HGET', debitKey, 'id'))
+end
 moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, '', '', tokenPendingPrefix)
 redis.call('XADD', auditKey, 'MAXLEN', '~', auditCap, '*', unpack(ARGV, firstAuditField))
 return {'resolved'}

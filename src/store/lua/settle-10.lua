@@ -108,6 +108,8 @@ if releaseRound then
   if r[1] == id then redis.call('HDEL', roundKey, 'bet', 'bet_round', 'bet_amount') end
   if r[2] == id then redis.call('HDEL', roundKey, 'closed_by') end
   if r[3] == id then redis.call('HDEL', roundKey, 'rollback') end
+  -- A win refused before any acknowledgement no longer keeps its bet from being refunded.
+  if redis.call('HGET', txKey, 'kind') == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
 end
 
 if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
@@ -121,7 +123,7 @@ end
 moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
 
 -- A refund refused for good that stood in for a debit's compensation: the debit's own compensation
--- takes over right after this settle (replaceRefusedStandIn). Should that process die first, with
+-- takes over right after this settle (replaceFailedRollback). Should that process die first, with
 -- no job of the refund behind it, the sweeper finds the debit here.
 if newState == 'failed' and debitKey ~= txKey and redis.call('HGET', debitKey, 'state') == 'compensating'
     and redis.call('HGET', debitKey, 'compensation_id') == id then
