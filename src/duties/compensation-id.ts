@@ -1,18 +1,8 @@
 import { createHash } from 'node:crypto';
+import { RESERVED_ID_PREFIX, isReservedId } from '../lib/reserved-ids';
 
 /** Fixed namespace of the gateway's name-based ids (chosen once; never change it). */
 const NAMESPACE = Buffer.from('6f1c2a7e4b9d4e0c8a35d2f1b7c9e604', 'hex');
-
-/**
- * The namespace of the ids the gateway derives for its own wallet calls (contract 5.1): no engine
- * transaction id may start with it (any letter case), so an engine call can never take the id of a
- * compensation.
- */
-export const RESERVED_ID_PREFIX = 'gw-';
-
-export function isReservedId(id: string): boolean {
-  return id.length >= RESERVED_ID_PREFIX.length && id.slice(0, RESERVED_ID_PREFIX.length).toLowerCase() === RESERVED_ID_PREFIX;
-}
 
 /**
  * How many compensations one debit can have: the first, one after a watched debit shows up applied

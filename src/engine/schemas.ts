@@ -3,7 +3,7 @@ import { LosslessNumber } from '../lib/json';
 import { fractionDigits, toMinor } from '../lib/money';
 import { U64_MAX, isPlainRecord, withFastPath } from '../lib/schemas';
 import { MAX_ID_LENGTH } from '../wallet/protocol';
-import { RESERVED_ID_PREFIX, isReservedId } from '../duties/compensation-id';
+import { RESERVED_ID_PREFIX, isReservedId } from '../lib/reserved-ids';
 import type { FieldIssue } from './types';
 
 /**

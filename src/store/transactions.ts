@@ -1,5 +1,6 @@
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
 import type { RetryPlan } from '../duties/retry-policy';
+import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
 import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
@@ -229,6 +230,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys,
     String(record.createdAt),
     String(PLAYER_RECENT_CAP),
     record.currency,
+    RESERVED_ID_PREFIX,
     ...newRecordFields(record, now),
   ],
 }), { packed: true });

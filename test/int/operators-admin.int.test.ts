@@ -79,6 +79,7 @@ async function deadCredit(id: string, round: string): Promise<void> {
     walletBody: encodeRequest('credit', { ...fields, transaction_id: id, reference_transaction_id: `${id}-bet`, round_closed: true }),
   };
   expect(await transactions.claim({ record: bet, exactAmount: exactDecimal(bet.amount), leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+  expect(await transactions.settle(bet, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1] })).toBe(true);
   expect(await transactions.claim({ record: win, exactAmount: exactDecimal(win.amount), leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
   const record = (await transactions.get(id))!;
   const history = [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2];

@@ -29,7 +29,8 @@
     [11]  created at (ms)
     [12]  how many of the player's recent records are kept
     [13]  currency
-    [14..] the new record's field/value pairs
+    [14]  the prefix of the ids the gateway derives (its compensations')
+    [15..] the new record's field/value pairs
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -44,7 +45,8 @@ local args = cjson.decode(ARGV[1])
 local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[4] == '1'
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
 local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
-local FIRST_FIELD = 14
+local derivedPrefix = args[14]
+local FIRST_FIELD = 15
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -74,7 +76,10 @@ if redis.call('HGET', tokenKey, 'state') then return {'session_ended'} end
 
 local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open', 'wins')
 local bet, betRound, betAmount, closedBy, rollback, open, wins = round[1], round[2], round[3], round[4], round[5], round[6], round[7]
-if closedBy then return {'round_closed'} end
+-- A round closed by the gateway's own compensation was not closed by an engine call: a win or
+-- refund there learns that its bet was rolled back (below).
+local closedByCompensation = closedBy and string.lower(string.sub(closedBy, 1, #derivedPrefix)) == derivedPrefix
+if closedBy and (kind == 'debit' or not closedByCompensation) then return {'round_closed'} end
 if kind == 'debit' then
   if bet then return {'round_has_bet'} end
 else
