@@ -237,7 +237,7 @@ describe('money through the real gateway and a worker, with the answer lost afte
 });
 
 /**
- * Money at the edges (issue 11; contract 5.3-5.6): the interleavings the soak did not play, each
+ * Money at the edges (contract 5.3-5.6): the interleavings the soak did not play, each
  * asserting what the wallet applied. Each of these lost or misstated money before the fix.
  */
 describe('money at the edges', () => {
