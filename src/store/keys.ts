@@ -10,8 +10,6 @@ export interface Keys {
    * them, so `end` waits for this set, not a per-session one.
    */
   tokenPending(tokenRef: string): string;
-  /** tokenPending(ref) is this + ref: scripts name a referenced debit's set from it. */
-  tokenPendingPrefix(): string;
   /**
    * HASH of one wallet token: what its terminate sends (token, player, site, currency, game) and
    * where ending it stands (state: absent = active, `terminating` once the decision is taken,
@@ -60,12 +58,10 @@ export interface Keys {
 }
 
 export function keysFor(prefix: string): Keys {
-  const tokenPendingPrefix = `${prefix}:token-pending:`;
   return {
     session: (id) => `${prefix}:session:${id}`,
     sessionPrefix: () => `${prefix}:session:`,
-    tokenPending: (ref) => tokenPendingPrefix + ref,
-    tokenPendingPrefix: () => tokenPendingPrefix,
+    tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,

@@ -361,7 +361,7 @@ describe('transaction store', () => {
     expect(await txs.beginCompensation(start)).toEqual({ kind: 'not_pending', state: 'compensating' });
     expect(await txs.get('b5')).toMatchObject({ state: 'compensating', compensationId: compensation.transactionId, error });
     // an engine refund of that bet can no longer go out as a second rollback
-    expect(await claim(tx('rollback', 'rf5', 'r5', { referenceTransactionId: 'b5' }))).toEqual({ kind: 'round_closed' });
+    expect(await claim(tx('rollback', 'rf5', 'r5', { referenceTransactionId: 'b5' }))).toEqual({ kind: 'bet_already_refunded' });
 
     const comp = (await txs.get(compensation.transactionId))!;
     expect(comp).toMatchObject({ kind: 'rollback', state: 'pending', isCompensation: true, referenceTransactionId: 'b5' });
