@@ -3,8 +3,8 @@ import type { CreditFields, DebitFields, Operation, RequestFields, SessionFields
 import { fromMinor, toMinor } from '../lib/money';
 
 /**
- * The simulated wallet's state and rules: players' balances, tokens, rounds and applied
- * transactions. Pure in-memory bookkeeping with no I/O, so every call is applied atomically
+ * The simulated wallet's state and rules: players' balances (one wallet per player and currency,
+ * as a multi-currency casino keeps them), tokens, rounds and applied transactions. Pure in-memory bookkeeping with no I/O, so every call is applied atomically
  * (Node runs one handler at a time). The rules the spec leaves open are written down in
  * docs/simulator.md.
  */
@@ -48,8 +48,11 @@ export interface TransactionView {
 
 /** Read-only view of the wallet's books for tests and the admin API. */
 export interface Ledger {
-  /** The player's balance as decimal text, or undefined for a player never authenticated. */
-  balanceOf(playerId: string): string | undefined;
+  /**
+   * The player's balance as decimal text in `currency` (without it: in the currency of the
+   * player's first wallet), or undefined for a player never authenticated in it.
+   */
+  balanceOf(playerId: string, currency?: string): string | undefined;
   transaction(transactionId: string): TransactionView | undefined;
   appliedCount(transactionId: string): number;
   players(): readonly PlayerView[];
@@ -79,6 +82,7 @@ interface Transaction {
   readonly transactionId: string;
   readonly op: TransactionAction;
   readonly playerId: string;
+  readonly currency: string;
   readonly roundId: string;
   readonly amountMinor: bigint;
   readonly referenceTransactionId: string | undefined;
@@ -111,8 +115,14 @@ export function minorAt(amount: string, scale: number): bigint | undefined {
   }
 }
 
+/** A player's wallet in one currency. */
+const walletKey = (playerId: string, currency: string): string => `${playerId}\u0000${currency}`;
+
 export class SimWallet implements Ledger {
-  private readonly playersById = new Map<string, Player>();
+  /** Wallets by player and currency (walletKey), in the order they were opened. */
+  private readonly wallets = new Map<string, Player>();
+  /** The currency of each player's first wallet. */
+  private readonly firstCurrency = new Map<string, string>();
   private readonly tokens = new Map<string, Token>();
   private readonly rounds = new Map<string, Round>();
   private readonly txs = new Map<string, Transaction>();
@@ -143,8 +153,9 @@ export class SimWallet implements Ledger {
 
   // --- Ledger -------------------------------------------------------------------------------
 
-  balanceOf(playerId: string): string | undefined {
-    const player = this.playersById.get(playerId);
+  balanceOf(playerId: string, currency?: string): string | undefined {
+    const inCurrency = currency ?? this.firstCurrency.get(playerId);
+    const player = inCurrency === undefined ? undefined : this.wallets.get(walletKey(playerId, inCurrency));
     return player && fromMinor(player.balance, player.scale);
   }
 
@@ -158,7 +169,7 @@ export class SimWallet implements Ledger {
   }
 
   players(): readonly PlayerView[] {
-    return [...this.playersById.values()].map((p) => ({ playerId: p.playerId, currency: p.currency, balance: fromMinor(p.balance, p.scale) }));
+    return [...this.wallets.values()].map((p) => ({ playerId: p.playerId, currency: p.currency, balance: fromMinor(p.balance, p.scale) }));
   }
 
   transactions(): readonly TransactionView[] {
@@ -170,12 +181,9 @@ export class SimWallet implements Ledger {
   private authenticate(fields: SessionFields): WalletResult {
     const token = this.tokens.get(fields.token);
     if (token) return this.withSession(fields, (player) => this.ok(player, false));
-    // A token never seen counts as issued for the player, site and currency of its first authenticate.
-    const existing = this.playersById.get(fields.player_id);
-    if (existing && existing.currency !== fields.currency) {
-      return refuse(Code.InvalidToken, `player ${fields.player_id} has a ${existing.currency} wallet, not ${fields.currency}`);
-    }
-    const player = existing ?? this.newPlayer(fields.player_id, fields.currency);
+    // A token never seen counts as issued for the player, site and currency of its first
+    // authenticate; a player's first token in a currency opens their wallet in it.
+    const player = this.wallets.get(walletKey(fields.player_id, fields.currency)) ?? this.newPlayer(fields.player_id, fields.currency);
     this.tokens.set(fields.token, { playerId: fields.player_id, siteId: fields.site_id, currency: fields.currency, terminated: false });
     return this.ok(player, false);
   }
@@ -233,7 +241,7 @@ export class SimWallet implements Ledger {
 
   private status(player: Player, fields: StatusFields): WalletResult {
     const tx = this.txs.get(fields.transaction_id);
-    if (!tx || tx.op !== fields.action || tx.playerId !== player.playerId) {
+    if (!tx || tx.op !== fields.action || tx.playerId !== player.playerId || tx.currency !== player.currency) {
       return refuse(Code.TransactionNotFound, `no ${fields.action} ${fields.transaction_id} was applied`);
     }
     const amount = minorAt(fields.amount, player.scale);
@@ -254,7 +262,7 @@ export class SimWallet implements Ledger {
     if (token.playerId !== fields.player_id || token.siteId !== fields.site_id || token.currency !== fields.currency) {
       return refuse(Code.InvalidToken, 'token was issued for another player, site or currency');
     }
-    return then(this.playersById.get(token.playerId) as Player);
+    return then(this.wallets.get(walletKey(token.playerId, token.currency)) as Player);
   }
 
   private newPlayer(playerId: string, currency: string): Player {
@@ -262,7 +270,8 @@ export class SimWallet implements Ledger {
     const balance = minorAt(this.options.startBalance, scale);
     if (balance === undefined) throw new RangeError(`start balance ${this.options.startBalance} does not fit ${currency}`);
     const player = { playerId, currency, scale, balance };
-    this.playersById.set(playerId, player);
+    this.wallets.set(walletKey(playerId, currency), player);
+    if (!this.firstCurrency.has(playerId)) this.firstCurrency.set(playerId, currency);
     return player;
   }
 
@@ -283,7 +292,7 @@ export class SimWallet implements Ledger {
   }
 
   private round(player: Player, roundId: string): Round {
-    const key = `${player.playerId}\u0000${roundId}`;
+    const key = `${walletKey(player.playerId, player.currency)}\u0000${roundId}`;
     let round = this.rounds.get(key);
     if (!round) {
       round = { debitId: undefined, closed: false };
@@ -294,7 +303,7 @@ export class SimWallet implements Ledger {
 
   private debitInRound(player: Player, roundId: string, debitId: string): Transaction | undefined {
     const tx = this.txs.get(debitId);
-    return tx && tx.op === 'debit' && tx.playerId === player.playerId && tx.roundId === roundId ? tx : undefined;
+    return tx && tx.op === 'debit' && tx.playerId === player.playerId && tx.currency === player.currency && tx.roundId === roundId ? tx : undefined;
   }
 
   private record(player: Player, op: TransactionAction, fields: DebitFields | CreditFields, amount: bigint, round: Round): WalletResult {
@@ -302,6 +311,7 @@ export class SimWallet implements Ledger {
       transactionId: fields.transaction_id,
       op,
       playerId: player.playerId,
+      currency: player.currency,
       roundId: fields.round_id,
       amountMinor: amount,
       referenceTransactionId: 'reference_transaction_id' in fields ? fields.reference_transaction_id : undefined,
@@ -320,7 +330,7 @@ export class SimWallet implements Ledger {
   }
 
   private view(tx: Transaction): TransactionView {
-    const scale = this.playersById.get(tx.playerId)?.scale ?? DEFAULT_DIGITS;
+    const scale = this.wallets.get(walletKey(tx.playerId, tx.currency))?.scale ?? DEFAULT_DIGITS;
     return {
       transactionId: tx.transactionId,
       op: tx.op,

@@ -15,7 +15,8 @@ import { isAccepted, needsResend, shortReply, type EngineHistory, type EngineTra
  * drift   = players whose wallet balance differs from the one the engine's history implies
  */
 export interface LedgerSnapshot {
-  readonly players: readonly { readonly playerId: string; readonly balance: string }[];
+  /** Each wallet: a player's balance in one currency (no currency: the player's only wallet). */
+  readonly players: readonly { readonly playerId: string; readonly currency?: string; readonly balance: string }[];
   readonly transactions: readonly LedgerTransaction[];
 }
 
@@ -149,7 +150,8 @@ export function reconcile(input: CheckInput): Reconciliation {
   const { history, ledger, records } = input;
   const findings: Finding[] = [];
   const ledgerById = new Map(ledger.transactions.map((t) => [t.transactionId, t]));
-  const balanceOf = new Map(ledger.players.map((p) => [p.playerId, p.balance]));
+  const balanceOf = (p: PlayerStart): string | null =>
+    ledger.players.find((l) => l.playerId === p.playerId && (l.currency === undefined || l.currency === p.currency))?.balance ?? null;
   const players = new Map(history.players.map((p) => [p.playerId, p]));
   const tallies = new Map<string, Tally>();
   for (const p of history.players) {
@@ -251,7 +253,7 @@ export function reconcile(input: CheckInput): Reconciliation {
   const playerLines: PlayerReconciliation[] = [];
   for (const p of history.players) {
     const tally = tallies.get(p.playerId) as Tally;
-    const ledgerBalance = balanceOf.get(p.playerId) ?? null;
+    const ledgerBalance = balanceOf(p);
     const implied = fromMinor(tally.implied, p.scale);
     const actual = ledgerBalance === null ? toMinor(p.startBalance, p.scale) : toMinor(ledgerBalance, p.scale);
     if (actual !== tally.implied) {

@@ -83,7 +83,8 @@ export interface SessionEnd {
  * - `win-before-bet-answer`: a win sent while its bet is still at the wallet (contract 5.2);
  * - `refund-win-pair`: a win and a refund of one bet in an open round, either first (contract 5.2);
  * - `relaunch-repeat`: a call repeated byte for byte through a relaunched session (contract 5.1);
- * - `operator-resolution`: the run's operator resolves a dead compensation after checking the wallet (contract 5.4).
+ * - `operator-resolution`: the run's operator resolves a dead compensation after checking the wallet (contract 5.4);
+ * - `currency-relaunch`: the player launched on a token in another currency refunds and wins the bet through it (contract 5.2).
  */
 export type InterleavingKind =
   | 'end-while-win-pending'
@@ -93,7 +94,8 @@ export type InterleavingKind =
   | 'win-before-bet-answer'
   | 'refund-win-pair'
   | 'relaunch-repeat'
-  | 'operator-resolution';
+  | 'operator-resolution'
+  | 'currency-relaunch';
 
 export interface Interleaving {
   readonly kind: InterleavingKind;

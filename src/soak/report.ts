@@ -55,6 +55,7 @@ const INTERLEAVINGS: readonly InterleavingKind[] = [
   'refund-win-pair',
   'relaunch-repeat',
   'operator-resolution',
+  'currency-relaunch',
 ];
 
 function kv(record: Readonly<Record<string, string | number | boolean>>): string {

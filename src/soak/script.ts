@@ -109,6 +109,8 @@ function endingOf(rng: Rng): Ending {
 
 /** Share of rounds with a refund naming a bet that is not the round's. */
 const FOREIGN_REFUND_RATE = 0.05;
+/** Share of players who launch once on a token in another currency and settle a bet through it. */
+const CURRENCY_RELAUNCH_RATE = 0.2;
 
 interface PlayerState {
   /** The newest session: where the player plays. */
@@ -120,6 +122,8 @@ interface PlayerState {
   previousBet: { readonly id: string; readonly stake: bigint } | undefined;
   /** The last round's transactions, for a repeat through a relaunched session. */
   lastRound: readonly string[];
+  /** The round in which the player launches on a token in another currency, if any. */
+  readonly currencyRound: number | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -209,7 +213,8 @@ export class ScriptedEngine {
     }
     this.starts.push({ playerId: player, token, currency: o.currency, scale: o.scale, startBalance: first.balance });
     this.sessions.push({ playerId: player, token, sessionId: first.sessionId });
-    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined, lastRound: [] };
+    const currencyRound = rng() < CURRENCY_RELAUNCH_RATE ? between(rng, 0, o.rounds - 2) : undefined;
+    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined, lastRound: [], currencyRound };
 
     const relaunch = async (): Promise<void> => {
       // A page refresh: the same token, a new session; the old session's retries go on.
@@ -364,6 +369,7 @@ export class ScriptedEngine {
     if (rng() < FOREIGN_REFUND_RATE) await this.foreignRefund(rng, player, state, roundId, stake, betOk);
     state.previousBet = { id: betId, stake };
     if (!betOk) return false;
+    if (state.currencyRound === r) await this.otherCurrency(player, index, state, roundId, betId, stake);
 
     const winAmount = (): bigint => (stake * BigInt(between(rng, 0, 300))) / 100n;
     const win = (id: string, amount: bigint, closed: boolean): Promise<'succeeded' | 'pending' | 'refused'> => {
@@ -480,6 +486,40 @@ export class ScriptedEngine {
   }
 
   /**
+   * The player launches on a token in another currency (a multi-currency wallet) and, through that
+   * session, refunds this round's bet with its amount's digits read in the other currency (10.00 EUR
+   * as 1000) and wins it: both must be `422 CURRENCY_MISMATCH` with no wallet call (contract 5.2).
+   * The session is ended at once.
+   */
+  private async otherCurrency(player: string, index: number, state: PlayerState, roundId: string, betId: string, stake: bigint): Promise<void> {
+    const o = this.options;
+    const currency = o.currency === 'JPY' ? 'USD' : 'JPY';
+    const token = `tok-${o.seed}-${index}-${currency}`;
+    const launched = await o.client.launch({ token, player_id: player, site_id: o.siteId, currency, game_id: o.gameId }, state.lane);
+    this.counts.launches += 1;
+    if (!launched.ok) {
+      this.counts.launchFailures += 1;
+      return;
+    }
+    this.sessions.push({ playerId: player, token, sessionId: launched.sessionId });
+    const other: PlayerState = { ...state, sessionId: launched.sessionId };
+    const minorText = stake.toString();
+    const sent = [
+      ['refund', await this.settle('rollback', player, other, roundId, `${roundId}-cf`, betId, stake, false, false, minorText)],
+      ['win', await this.settle('credit', player, other, roundId, `${roundId}-cw`, betId, stake, false, false, minorText)],
+    ] as const;
+    const reply = (id: string): string => shortReply((this.transactions.get(id) as EngineTransaction).replies.at(-1) as Reply);
+    await this.endSession(player, token, launched.sessionId, state.lane);
+    this.interleavings.push({
+      kind: 'currency-relaunch',
+      playerId: player,
+      sessionId: launched.sessionId,
+      transactionId: betId,
+      outcome: `${currency} ${sent.map(([what]) => `${what} ${reply(`${roundId}-c${what === 'refund' ? 'f' : 'w'}`)}`).join(', ')}`,
+    });
+  }
+
+  /**
    * A refund in this round naming the previous round's bet (with that bet's amount) or a bet never
    * sent, right after this round's bet was answered — also while a refused bet's compensation is
    * still at work. It must get 422 BET_NOT_FOUND and reach no wallet.
@@ -542,8 +582,10 @@ export class ScriptedEngine {
     minor: bigint,
     closed: boolean,
     foreignBet = false,
+    /** The amount's text as sent, when it is not `minor` at the run's scale (another currency's). */
+    amountText?: string,
   ): Promise<'succeeded' | 'pending' | 'refused'> {
-    const amount = fromMinor(minor, this.options.scale);
+    const amount = amountText ?? fromMinor(minor, this.options.scale);
     const tx = this.entry({
       kind,
       playerId: player,
