@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { ConfigError } from '../lib/config-error';
 import { u64 } from '../lib/schemas';
 
 /**
@@ -170,9 +171,7 @@ export type WalletSettings = Pick<
   | 'walletHostHeader'
 >;
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -8,20 +8,19 @@ import { z } from 'zod';
 import type { RedriveFilter, RedriveManyResult, RedriveResult } from '../duties/redrive';
 import type { Actor } from '../console/actions';
 import type { EngineError } from '../engine';
-import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
 import { codedError } from '../lib/error-codes';
-import { jsonNumber } from '../lib/json';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionRecord } from '../store/types';
 import { noFraming, sameOriginChanges } from './admin-guards';
+import { adminView } from './admin-view';
 import { createConsoleRouter, type ConsoleDeps } from './console';
 import { notFound } from './errors';
 import { failureWindow, type FailureLimit, type FailureWindow } from './failure-window';
 import { requestIdOf } from './request-id';
-import { sendError, sendJson, viewBody } from './respond';
+import { sendError, sendJson } from './respond';
 
 /**
  * The operators' pages under /admin: Bull Board at /admin/queues and the transactions API, all
@@ -112,39 +111,6 @@ function basicAuth(expected: AdminCredentials, failures: FailureWindow, logger: 
     }
     res.setHeader('WWW-Authenticate', REALM);
     sendError(res, unauthorized());
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// the admin view of a record
-
-/**
- * The contract's record view plus what an operator needs to act. Never the wallet request body
- * (it carries the player's wallet token) nor the token itself.
- */
-export async function adminView(record: TransactionRecord, transactions: TransactionStore): Promise<Record<string, unknown>> {
-  return {
-    ...viewBody(await viewOf(record, transactions)),
-    player_id: jsonNumber(record.playerId),
-    site_id: jsonNumber(record.siteId),
-    currency: record.currency,
-    wallet_operation: record.walletOperation,
-    wallet_round_id: record.walletRoundId,
-    round_closed: record.roundClosed,
-    reference_transaction_id: record.referenceTransactionId,
-    is_compensation: record.isCompensation,
-    // How an operator resolved it when it was dead (`applied` → succeeded, `not_applied` → failed).
-    resolution: record.resolution,
-    history: record.history,
-    error: record.error && {
-      code: record.error.code,
-      wallet_code: record.error.walletCode,
-      message: record.error.message,
-      http_status: record.error.httpStatus,
-    },
-    note: record.note,
-    created_at: new Date(record.createdAt).toISOString(),
-    updated_at: new Date(record.updatedAt).toISOString(),
   };
 }
 

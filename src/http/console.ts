@@ -10,7 +10,7 @@ import { jsonNumber } from '../lib/json';
 import { U64_MAX } from '../lib/schemas';
 import type { Logger } from '../observability/logger';
 import type { TransactionRecord } from '../store/types';
-import { adminView } from './admin';
+import { adminView } from './admin-view';
 import { notFound } from './errors';
 import { auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
 import { requestIdOf } from './request-id';
