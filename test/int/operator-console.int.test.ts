@@ -209,6 +209,30 @@ describe('reconciliation export', () => {
     expect(rows.map((r) => r[at('amount')])).toEqual(['1.10', '0.30', '2.05', '100.01']);
   });
 
+  it('leaves no cell a spreadsheet could read as a formula, wherever in a field a trigger follows a separator', async () => {
+    const from = Date.now();
+    const { sessionId, playerId } = await launch(h);
+    const roundId = `${uniqueId('r')};=1+2;y`;
+    const betId = `${uniqueId('b')},@SUM(1)|-2`;
+    const winId = `${uniqueId('w')}\t+3; "=HYPERLINK(1)`;
+    expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: roundId, transaction_id: betId, amount: '1.00' })).status).toBe(200);
+    expect((await engine(h, `/sessions/${sessionId}/win`, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: '2.00' })).status).toBe(200);
+    const res = await request(h.url)
+      .get('/admin/api/export')
+      .query({ from: new Date(from).toISOString(), to: new Date(Date.now()).toISOString(), player_id: playerId, format: 'csv' })
+      .set('Authorization', auth)
+      .expect(200);
+    const [header, ...rows] = res.text.trimEnd().split('\r\n').map(parseCsvLine);
+    const at = (name: string) => header!.indexOf(name);
+    expect(rows).toHaveLength(2);
+    // Every cell as a spreadsheet that splits on , ; | or a tab sees it, spaces and quotes before it trimmed.
+    const cells = rows.flat().flatMap((field) => field.split(/[,;|\t\r\n]/)).map((cell) => cell.replace(/^[ "]+/, ''));
+    expect(cells.filter((cell) => /^[=+\-@]/.test(cell) && !/^-?[0-9.]+$/.test(cell))).toEqual([]);
+    // The text is all there: each cell that could start a formula only got a ' in front.
+    expect(rows.map((r) => r[at('transaction_id')]!.replace(/'(?=[=+\-@\t])/g, ''))).toEqual([betId, winId]);
+    expect(rows[0]![at('round_id')]).toBe(roundId.replace(';=', ";'="));
+  });
+
   it('streams JSON too, and refuses a window without its ends', async () => {
     await request(h.url).get('/admin/api/export').set('Authorization', auth).expect(400);
     const res = await request(h.url).get('/admin/api/export').query({ from: '0', to: String(Date.now()), format: 'json' }).set('Authorization', auth).expect(200);
