@@ -105,8 +105,9 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   const forms = [express.urlencoded({ extended: false, limit: '16kb' }), express.json({ limit: '16kb' })];
   const views = (records: readonly TransactionRecord[]) => Promise.all(records.map((r) => adminView(r, queries.store)));
   const actor = (req: Request, res: Response, note: string): Actor => ({ user: res.locals.adminUser as string, note, requestId: requestIdOf(res) });
+  /** The API names a transaction in its path, the pages in the query (`?id=`; see console-pages.ts). */
   const transactionId = (req: Request, res: Response): string | undefined => {
-    const parsed = transactionIdParam.safeParse(req.params.id);
+    const parsed = transactionIdParam.safeParse(req.params.id ?? req.query.id);
     if (parsed.success) return parsed.data;
     sendError(res, errors.validation([{ field: 'transaction_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]));
     return undefined;
@@ -323,14 +324,14 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     sendHtml(res, 200, detailPage(d, await adminView(d.record, queries.store), notice, now()));
   }
 
-  router.get('/admin/tx/:id', async (req, res) => {
+  router.get('/admin/tx', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
     await detail(res, txId, '');
   });
 
   // A form's action answers with the page itself, the outcome on top (the audit entry is below it).
-  router.post('/admin/tx/:id/:action', forms, async (req: Request, res: Response) => {
+  router.post('/admin/tx/:action', forms, async (req: Request, res: Response) => {
     const done = await act(req, res);
     if (done === undefined) return;
     await detail(res, done.id, noticeOf(done.result));

@@ -54,7 +54,7 @@ function parseCsvLine(line: string): string[] {
 
 describe('refusals', () => {
   it.each(ACTIONS)('refuses %s without credentials (401), on the API and the page form', async (action) => {
-    for (const path of [`/admin/api/transactions/x/${action}`, `/admin/tx/x/${action}`]) {
+    for (const path of [`/admin/api/transactions/x/${action}`, `/admin/tx/${action}?id=x`]) {
       const res = await request(h.url).post(path).type('form').send({ note: 'a note', outcome: 'applied' }).expect(401);
       expect(res.headers['www-authenticate']).toMatch(/^Basic/);
     }
@@ -64,7 +64,7 @@ describe('refusals', () => {
     const { sessionId } = await launch(h);
     const { winId } = await round(sessionId, { bet: '1.00', win: '2.00' }, Code.InternalServiceError);
     await kill(winId);
-    for (const path of [`/admin/api/transactions/${winId}/${action}`, `/admin/tx/${winId}/${action}`]) {
+    for (const path of [`/admin/api/transactions/${winId}/${action}`, `/admin/tx/${action}?id=${winId}`]) {
       const bySite = await request(h.url).post(path).set('Authorization', auth).set('Sec-Fetch-Site', 'cross-site').type('form').send({ note: 'a note', outcome: 'applied' });
       expect(bySite.status).toBe(403);
       expect(bySite.body.error.code).toBe('CROSS_ORIGIN_REFUSED');
@@ -134,7 +134,7 @@ describe('resolve', () => {
     const compensation = (await h.transactions.get((await h.transactions.get(debitId))!.compensationId!))!;
     expect(await h.transactions.settle(compensation, { state: 'dead', expect: ['pending'], note: 'retries exhausted', debitState: 'dead' })).toBe(true);
 
-    const page = await request(h.url).get(`/admin/tx/${debitId}`).set('Authorization', auth).expect(200);
+    const page = await request(h.url).get('/admin/tx').query({ id: debitId }).set('Authorization', auth).expect(200);
     expect(page.text).toContain('The stake is back with the player');
     expect(page.text).toContain('The bet was never applied');
     expect(page.text).not.toContain('Applied at the wallet → succeeded');
@@ -142,9 +142,35 @@ describe('resolve', () => {
     await request(h.url).post(`/admin/api/transactions/${debitId}/resolve`).set('Authorization', auth).send({ note: 'refunded at the wallet', outcome: 'applied' }).expect(200);
     expect(await h.transactions.get(debitId)).toMatchObject({ state: 'compensated' });
     const trail = await request(h.url).get('/admin/audit').set('Authorization', auth).expect(200);
-    const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx/${encodeURIComponent(debitId)}`)) ?? '';
-    expect(row).toContain(`compensation <a href="/admin/tx/${encodeURIComponent(compensation.transactionId)}"`);
+    const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx?id=${encodeURIComponent(debitId)}`)) ?? '';
+    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}"`);
     expect(row).toContain('dead → succeeded');
+  });
+
+  it('opens and acts on the transactions `.` and `..` through the links and forms a browser follows', async () => {
+    const { sessionId, playerId } = await launch(h);
+    const roundId = uniqueId('r');
+    // Transaction ids are the engine's: `.` and `..` are valid ones.
+    const ids = { bet: '..', win: '.' };
+    expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: roundId, transaction_id: ids.bet, amount: '1.00' })).status).toBe(200);
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: ids.win });
+    await engine(h, `/sessions/${sessionId}/win`, { round_id: roundId, transaction_id: ids.win, bet_transaction_id: ids.bet, amount: '2.00' });
+    await kill(ids.win);
+    const list = await request(h.url).get(`/admin/players/${playerId}`).query({ site_id: '7' }).set('Authorization', auth).expect(200);
+    for (const id of [ids.bet, ids.win]) {
+      const href = new RegExp(`<a href="([^"]+)">${id.replace(/\./g, '\\.')}</a>`).exec(list.text)?.[1];
+      expect(href).toBeDefined();
+      // What a browser requests for the link: the WHATWG URL parser resolves `.` and `..` segments.
+      const url = new URL(href!, h.url);
+      const page = await request(h.url).get(url.pathname + url.search).set('Authorization', auth).expect(200);
+      expect(page.text).toContain(`Transaction ${id}<`);
+    }
+    const detail = await request(h.url).get('/admin/tx').query({ id: ids.win }).set('Authorization', auth).expect(200);
+    const action = /<form method="post" action="([^"]+)"[^>]*><strong id="note-redrive-title">/.exec(detail.text)?.[1];
+    expect(action).toBeDefined();
+    const target = new URL(action!.replace(/&amp;/g, '&'), h.url);
+    await request(h.url).post(target.pathname + target.search).set('Authorization', auth).type('form').send({ note: 'sent again' }).expect(200);
+    expect((await h.transactions.get(ids.win))!.state).not.toBe('dead');
   });
 
   it('"not applied" makes a dead win failed with resolution not_applied', async () => {
