@@ -25,9 +25,14 @@ export interface AppDeps {
   readonly bodyTimeoutMs?: number;
 }
 
+/**
+ * The matched route pattern. `req.baseUrl` is the request's own text of the routers' mount paths,
+ * which Express matches ignoring letter case: every mount path here is a lower-case literal, so its
+ * lower case is the pattern (one series per route, not one per spelling).
+ */
 function routeLabel(req: Request): string {
   const route = (req as { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
+  return typeof route?.path === 'string' ? `${req.baseUrl.toLowerCase()}${route.path}` : 'unmatched';
 }
 
 function logged(log: RequestLog) {

@@ -183,3 +183,14 @@ describe('hostile input', () => {
     expect(newest?.[1]).toEqual(expect.arrayContaining(['action', 'redrive', 'transaction_id', 'x1', 'result', 'not_found']));
   });
 });
+
+describe('metric labels', () => {
+  it('label a request with the route pattern it matched, whatever the letter case of its path', async () => {
+    for (const path of ['/demo-game/api/balance', '/DEMO-GAME/API/balance', '/Demo-Game/Api/balance']) {
+      expect((await rawRequest(w.url, 'POST', path, { 'content-type': 'application/json' }, '{}')).status).toBe(400);
+    }
+    const metrics = await rawRequest(w.url, 'GET', '/metrics');
+    const routes = [...metrics.text.matchAll(/^engine_requests_total\{route="([^"]*)"/gm)].map((m) => m[1]);
+    expect([...new Set(routes.filter((r) => r!.toLowerCase() === '/demo-game/api/balance'))]).toEqual(['/demo-game/api/balance']);
+  });
+});
