@@ -19,17 +19,20 @@ export interface Keys {
    * expiry; the send lease, the attempts and the horizon of its terminate).
    */
   token(tokenRef: string): string;
-  /** SET of the session ids launched on one token: its terminate waits until each ended or expired. */
+  /**
+   * SET of the session ids launched on one token: its terminate waits until each ended or expired.
+   * Holds at most TOKEN_SESSION_CAP sessions that still exist (create-session-3.lua).
+   */
   tokenSessions(tokenRef: string): string;
+  /** Counter of one token's launches in the current window (take-launch-1.lua), expiring with it. */
+  tokenLaunches(tokenRef: string): string;
   /**
    * SET of the token's watched debits (compensated, never applied, re-checked): each is asked once
    * more right before the token is terminated, while the wallet still answers for the token.
    */
   tokenWatch(tokenRef: string): string;
-  /** The common start of every session key (scripts name the sessions of a token from it). */
-  sessionPrefix(): string;
   transaction(transactionId: string): string;
-  /** transaction(id) is this + id: scripts name the records of a token's pending set from it. */
+  /** transaction(id) is this + id: begin-compensation-9.lua names the refund standing in for a compensation from it. */
   transactionPrefix(): string;
   /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
@@ -63,11 +66,11 @@ export function keysFor(prefix: string): Keys {
   const tokenPendingPrefix = `${prefix}:token-pending:`;
   return {
     session: (id) => `${prefix}:session:${id}`,
-    sessionPrefix: () => `${prefix}:session:`,
     tokenPending: (ref) => tokenPendingPrefix + ref,
     tokenPendingPrefix: () => tokenPendingPrefix,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
+    tokenLaunches: (ref) => `${prefix}:token-launches:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
     transactionPrefix: () => `${prefix}:tx:`,

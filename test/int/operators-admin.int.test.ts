@@ -16,6 +16,7 @@ import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { wiredEnv, WIRED_WALLET } from '../support/wired-gateway';
 import { logSink } from '../support/log-sink';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 
 /**
  * The admin pages through the real gateway process wiring (startGateway): Basic auth, Bull Board
@@ -102,8 +103,8 @@ beforeAll(async () => {
   transactions = createTransactionStore(redis, shardLayout(prefix, 1), 3600);
   const session = (await createSessionStore(redis, shardLayout(prefix, 1), 3600).create(
     { token: 'secret-wallet-token', playerId: PLAYER, siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' },
-    Date.now(),
-  ))!;
+    Date.now(), DEFAULT_TOKEN_SESSION_CAP,
+  )).session!;
   sessionId = session.sessionId;
 });
 
