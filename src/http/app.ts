@@ -51,8 +51,12 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
+  // Every answer says what it is: a browser never guesses another type (a JSON error read as HTML).
   // The engine API first and whole: it is the hot path, and it answers every /engine/v1/ URL itself.
-  app.use((req, res, next) => (isEngineApiRequest(req.url) ? engine(req, res) : next()));
+  app.use((req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    return isEngineApiRequest(req.url) ? engine(req, res) : next();
+  });
   app.use(requestId);
   app.use(logged(log));
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));

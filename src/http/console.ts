@@ -95,8 +95,14 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
   return undefined;
 }
 
+/**
+ * The console's pages run no script at all and load nothing from anywhere (their style is inline),
+ * post their forms only here, and are never framed.
+ */
+const CONSOLE_PAGE_POLICY = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
 function sendHtml(res: Response, status: number, html: string): void {
-  res.status(status).set('Content-Type', 'text/html; charset=utf-8').set('Cache-Control', 'no-store').send(html);
+  res.status(status).set('Content-Type', 'text/html; charset=utf-8').set('Cache-Control', 'no-store').set('Content-Security-Policy', CONSOLE_PAGE_POLICY).send(html);
 }
 
 export function createConsoleRouter(deps: ConsoleDeps): Router {

@@ -79,11 +79,16 @@ describe('refusals', () => {
     expect(res.body.error.fields).toEqual([expect.objectContaining({ field: 'note' })]);
   });
 
-  it('serves every page only with credentials, not framable', async () => {
+  it('serves every page only with credentials, not framable, not sniffed, and running no script', async () => {
     for (const path of ['/admin', '/admin/transactions-list?state=dead', '/admin/stale-rounds', '/admin/big-wins', '/admin/tokens', '/admin/audit', '/admin/export', '/admin/api/overview']) {
       await request(h.url).get(path).expect(401);
       const res = await request(h.url).get(path).set('Authorization', auth).expect(200);
       expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      if (path.startsWith('/admin/api/')) continue;
+      expect(res.text).not.toContain('<script');
+      expect(res.headers['content-security-policy']).toMatch(/(^|; )script-src 'none'(;|$)/);
+      expect(res.headers['content-security-policy']).toMatch(/(^|; )default-src 'none'(;|$)/);
     }
   });
 });

@@ -161,6 +161,16 @@ describe('Bull Board', () => {
     const names = (api.body.queues as { name: string }[]).map((q) => q.name).sort();
     expect(names).toEqual(Object.values(QUEUE_NAMES).sort());
   });
+
+  it('loads nothing from another host: no font link to Google, and a policy that allows this host only', async () => {
+    const page = await request(gateway.url).get('/admin/queues').set('Authorization', auth).expect(200);
+    expect(page.text).not.toMatch(/(href|src)="(https?:)?\/\//);
+    expect(page.text).not.toContain('fonts.googleapis.com');
+    const policy = String(page.headers['content-security-policy']);
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).not.toMatch(/https?:/);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+  });
 });
 
 describe('admin transactions API', () => {
