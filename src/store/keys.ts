@@ -24,7 +24,7 @@ export interface Keys {
    * Holds at most TOKEN_SESSION_CAP sessions that still exist (create-session-3.lua).
    */
   tokenSessions(tokenRef: string): string;
-  /** Counter of one token's launches in the current window (take-launch-1.lua), expiring with it. */
+  /** Counter of one token's launches in the current window (count-in-window-1.lua), expiring with it. */
   tokenLaunches(tokenRef: string): string;
   /**
    * SET of the token's watched debits (compensated, never applied, re-checked): each is asked once
@@ -58,6 +58,8 @@ export interface Keys {
   playerRecent(playerId: string, siteId: string): string;
   /** STREAM of the operators' actions (capped): the audit trail. */
   audit(): string;
+  /** Counter of the audit entries for unknown ids in the current window (count-in-window-1.lua). */
+  auditUnknown(): string;
   /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
   durabilityMarker(): string;
 }
@@ -86,6 +88,7 @@ export function keysFor(prefix: string): Keys {
     timeIndex: () => `${prefix}:tx-time`,
     playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,
     audit: () => `${prefix}:audit`,
+    auditUnknown: () => `${prefix}:audit-unknown`,
     durabilityMarker: () => `${prefix}:durability-marker`,
   };
 }

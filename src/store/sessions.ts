@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
+import { registerRate, takeInWindow, type Allowance, type RateWindow } from './rate';
 import type { RedisClient } from './redis';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
@@ -23,8 +24,8 @@ export interface SessionStore {
    * holds `sessionCap` sessions that still exist (`full`).
    */
   create(session: NewSession, now: number, sessionCap: number): Promise<CreateResult>;
-  /** Counts a launch of the token against its rate, before the wallet is asked (take-launch-1.lua). */
-  takeLaunch(launch: Pick<NewSession, 'token' | 'playerId' | 'siteId'>, rate: LaunchRate): Promise<LaunchAllowance>;
+  /** Counts a launch of the token against its rate (launches a window), before the wallet is asked. */
+  takeLaunch(launch: Pick<NewSession, 'token' | 'playerId' | 'siteId'>, rate: RateWindow): Promise<Allowance>;
   get(sessionId: string): Promise<Session | undefined>;
   /**
    * The fields a session never changes (token, player, site, currency, game), from a small
@@ -57,14 +58,6 @@ export type CreateResult =
   | { readonly kind: 'created'; readonly session: Session }
   | { readonly kind: 'token_ended'; readonly session?: undefined }
   | { readonly kind: 'full'; readonly session?: undefined };
-
-export interface LaunchRate {
-  /** Launches a token may have in one window. */
-  readonly limit: number;
-  readonly windowMs: number;
-}
-
-export type LaunchAllowance = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
 
 /** The fields of the spec's terminate: the token and who it was issued for. */
 export interface TokenFields {
@@ -166,10 +159,6 @@ const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: nu
   { listsKeys: true },
 );
 
-const takeLaunchScript = defineScript<{ keys: Keys; tokenRef: string; rate: LaunchRate }>('take-launch-1', ({ keys, tokenRef, rate }) => ({
-  keys: [keys.tokenLaunches(tokenRef)],
-  args: [String(rate.limit), String(rate.windowMs)],
-}));
 
 /** The members of a token's sessions and pending sets, as read right before a step that walks them. */
 interface TokenMembers {
@@ -254,7 +243,8 @@ function profileOf(s: Session): SessionProfile {
 }
 
 export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
-  registerScripts(redis, [createScript, takeLaunchScript, endScript, takeTerminateScript, finishTerminateScript, touchScript]);
+  registerScripts(redis, [createScript, endScript, takeTerminateScript, finishTerminateScript, touchScript]);
+  registerRate(redis);
   // Insertion-ordered: the first key is the oldest, so trimming is a delete of the first.
   const profiles = new Map<string, { readonly profile: SessionProfile; readonly until: number }>();
   const remember = (session: Session): void => {
@@ -329,8 +319,7 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
     async takeLaunch(launch, rate) {
       const shard = layout.shardOfPlayer(launch.playerId, launch.siteId);
       const tokenRef = layout.withShard(tokenRefOf(launch.token), shard);
-      const [allowed, waitMs] = (await runScript(redis, takeLaunchScript, { keys: layout.keys(shard), tokenRef, rate })) as [number, number];
-      return allowed === 1 ? { allowed: true } : { allowed: false, retryAfterMs: Math.max(0, waitMs) };
+      return takeInWindow(redis, layout.keys(shard).tokenLaunches(tokenRef), rate);
     },
 
     get,

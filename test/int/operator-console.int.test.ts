@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { UNKNOWN_ID_ENTRIES } from '../../src/store/audit';
 import { Code } from '../../src/wallet/codes';
 import { basicAuth } from '../support/wired-gateway';
 import { engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
@@ -176,6 +177,25 @@ describe('resolve', () => {
     const target = new URL(action!.replace(/&amp;/g, '&'), h.url);
     await request(h.url).post(target.pathname + target.search).set('Authorization', auth).type('form').send({ note: 'sent again' }).expect(200);
     expect((await h.transactions.get(ids.win))!.state).not.toBe('dead');
+  });
+
+  it('keeps at most a minute\'s share of audit entries for unknown ids; the rest are refused the same, and real actions are still audited', async () => {
+    await h.redis.del(h.keys.auditUnknown());
+    const flood = uniqueId('made-up');
+    const { limit } = UNKNOWN_ID_ENTRIES;
+    for (let i = 0; i < limit + 40; i += 1) {
+      await request(h.url).post(`/admin/api/transactions/${flood}-${i}/redrive`).set('Authorization', auth).send({ note: 'a made-up id' }).expect(404);
+    }
+    const trail = await h.redis.xrevrange(h.keys.audit(), '+', '-', 'COUNT', 10 * limit);
+    const kept = trail.filter(([, fields]) => fields.some((f) => f.startsWith(`${flood}-`)));
+    expect(kept).toHaveLength(limit);
+
+    const { sessionId } = await launch(h);
+    const { winId } = await round(sessionId, { bet: '1.00', win: '2.00' }, Code.InternalServiceError);
+    await kill(winId);
+    await request(h.url).post(`/admin/api/transactions/${winId}/redrive`).set('Authorization', auth).send({ note: 'a real one' }).expect(200);
+    const [newest] = await h.redis.xrevrange(h.keys.audit(), '+', '-', 'COUNT', 1);
+    expect(newest?.[1]).toEqual(expect.arrayContaining(['transaction_id', winId, 'result', 'redriven']));
   });
 
   it('"not applied" makes a dead win failed with resolution not_applied', async () => {
