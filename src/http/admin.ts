@@ -139,7 +139,12 @@ function bullBoardRouter(queues: readonly Queue[]) {
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
     // With several shards each queue name comes once per shard: the board names them by shard prefix.
-    queues: queues.map((queue) => new BullMQAdapter(queue, queues.filter((q) => q.name === queue.name).length > 1 ? { prefix: `${queue.opts.prefix ?? ''} ` } : {})),
+    // Read-only, every queue: each moves money (retries, compensations, terminates) or drives what
+    // does (the sweeper, the dead-check). Money moves only through the audited console actions, and
+    // nothing an operator types reaches BullMQ (its refusals of odd job ids or priorities were 500s).
+    queues: queues.map(
+      (queue) => new BullMQAdapter(queue, { readOnlyMode: true, ...(queues.filter((q) => q.name === queue.name).length > 1 ? { prefix: `${queue.opts.prefix ?? ''} ` } : {}) }),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Wallet gateway' } },
   });

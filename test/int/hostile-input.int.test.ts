@@ -55,6 +55,12 @@ interface Input {
 
 const engineKey = { authorization: `Bearer ${WIRED.engineKey}`, 'content-type': 'application/json' };
 const admin = (): Record<string, string> => ({ authorization: basicAuth(WIRED.adminUser, WIRED.adminPassword) });
+const bullBoardAdd = (queue: string, job: Record<string, unknown>): Input => ({
+  method: 'POST',
+  path: () => `/admin/queues/api/queues/${queue}/add`,
+  headers: { ...admin(), 'content-type': 'application/json' },
+  body: JSON.stringify(job),
+});
 const bet = (body: Buffer | string, headers: Record<string, string> = {}): Input => ({
   method: 'POST',
   path: (s) => `/engine/v1/sessions/${s}/bet`,
@@ -135,6 +141,11 @@ const inputs: [string, Input][] = [
   ['admin: the audit page before a stream id past 64 bits', { path: () => '/admin/audit?before=18446744073709551616-0', headers: admin() }],
   ['admin: a Bull Board route with a malformed % escape', { method: 'PUT', path: () => '/admin/queues/api/queues/%E0%A4%A/pause', headers: admin() }],
   ['admin: a Bull Board change with broken JSON', { method: 'PUT', path: () => '/admin/queues/api/queues/wallet-retry/pause', headers: { ...admin(), 'content-type': 'application/json' }, body: '{"x":' }],
+  ['admin: Bull Board adds a job to a money queue', bullBoardAdd('wallet-retry', { name: 'retry', data: { transactionId: 'x1' }, options: {} })],
+  ['admin: Bull Board adds a job with the id "1"', bullBoardAdd('session-terminate', { name: 'terminate', data: {}, options: { jobId: '1' } })],
+  ['admin: Bull Board adds a job with ":" in its id', bullBoardAdd('upkeep', { name: 'sweep', data: {}, options: { jobId: 'a:b' } })],
+  ['admin: Bull Board adds a job with priority 3,000,000', bullBoardAdd('upkeep', { name: 'sweep', data: {}, options: { priority: 3_000_000 } })],
+  ['admin: Bull Board pauses the upkeep', { method: 'PUT', path: () => '/admin/queues/api/queues/upkeep/pause', headers: admin() }],
   ['admin: a Bull Board change cross-site', { method: 'PUT', path: () => '/admin/queues/api/queues/wallet-retry/pause', headers: { ...admin(), 'sec-fetch-site': 'cross-site' } }],
   // demo game
   ['demo: a spin without a body', spin('')],
