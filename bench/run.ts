@@ -567,7 +567,7 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const bet = await runLoad({ ...engineSpec(gateway, 'bet', ids, sessions, bets, options.connections), amount: jobs, durationSec: 60 });
   log(`worker case: ${bets.size} bets placed (${summary(bet)})`);
   // Not code 2: it is outage evidence, and thousands of them open the wallet circuit breaker, whose
-  // recovery the worker then waits for (the case measured that, not the worker, until issue 16).
+  // recovery the worker then waits for (the case would time that, not the worker).
   const armed = await http('POST', `${sim.url}/__sim/faults`, JSON.stringify({ type: 'failNext', op: 'credit', count: bets.size, code: Code.UserOffline }), {
     'content-type': 'application/json',
   });

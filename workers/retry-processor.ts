@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { replaceRefusedStandIn } from '../src/duties/compensation';
+import { replaceFailedRollback } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
@@ -169,12 +169,16 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     return apply(record, next, token);
   }
 
+  /**
+   * Every settle of a run names the attempt count the run made: a run that stalled past its lock
+   * (its job picked up again, the next attempt started) cannot overwrite the newer run's record.
+   */
   async function apply(record: TransactionRecord, next: RetryNext, token: string | undefined): Promise<string> {
     const about = runFields(record);
     switch (next.kind) {
       case 'retry': {
         // Object.assign, not `{ ...u, key }`: node 20's V8 adds each key after a spread through a runtime call.
-        const update = Object.assign({}, next.update, { inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs });
+        const update = Object.assign({}, next.update, { inFlightUntil: null, nextCheckAt: now() + next.delayMs + graceMs, expectAttempts: next.update.attempts });
         if (!(await store.settle(record, update))) return 'settled-elsewhere';
         const code = String(update.history?.at(-1) ?? 'unknown');
         metrics.retries.inc({ kind: record.kind, code });
@@ -193,14 +197,14 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (!breaker.allowsCalls()) {
       // No status question while the wallet is down (an unclear answer would make it dead): keep
       // the last answer and wait; the next run comes back here.
-      if (!(await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: null }))) return 'settled-elsewhere';
+      if (!(await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, expectAttempts: next.progress.attempts, inFlightUntil: null }))) return 'settled-elsewhere';
       breaker.refused('status');
       if (token === undefined) throw new RetryLater(WAIT_FOR_BREAKER_MS, 'wallet circuit breaker open');
       await rateLimit(WAIT_FOR_BREAKER_MS);
       throw Worker.RateLimitError();
     }
     // Store the last answer first, so a crash during the query resumes at the triage.
-    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, inFlightUntil: now() + inFlightMs, nextCheckAt: now() + graceMs });
+    const kept = await store.settle(record, { state: 'pending', expect: ['pending'], ...next.progress, expectAttempts: next.progress.attempts, inFlightUntil: now() + inFlightMs, nextCheckAt: now() + graceMs });
     if (!kept) return 'settled-elsewhere';
     const subject = next.target === 'self' ? record : record.referenceTransactionId === null ? undefined : await store.get(record.referenceTransactionId, shard);
     // The subject is pending (self) or a compensating debit: both keep their wallet body.
@@ -220,7 +224,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       record.isCompensation && final.debitState === 'compensated' && final.state !== 'succeeded'
         ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } }
         : final;
-    if (!(await store.settle(record, Object.assign({}, update, { inFlightUntil: null })))) return 'settled-elsewhere';
+    if (!(await store.settle(record, Object.assign({}, update, { inFlightUntil: null, expectAttempts: update.attempts })))) return 'settled-elsewhere';
     const fields = Object.assign({}, about, { attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note });
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });
     switch (update.state) {
@@ -252,7 +256,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     if (record.kind !== 'rollback' || record.referenceTransactionId === null) return;
     if (record.state === 'failed') {
       // (It reads the debit itself, and acts only while the debit still names this refund.)
-      const compensationId = await replaceRefusedStandIn({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
+      const compensationId = await replaceFailedRollback({ store, enqueue: ensureRetryJob, now, leaseMs: graceMs }, record);
       if (compensationId !== undefined) logger.warn({ transaction_id: record.referenceTransactionId, refused_refund_id: record.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused: own compensation started');
       return;
     }

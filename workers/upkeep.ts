@@ -1,5 +1,5 @@
-import { compensationFor, compensationRef, replaceRefusedStandIn } from '../src/duties/compensation';
-import { compensationTransactionId } from '../src/duties/compensation-id';
+import { compensationFor, compensationRef, replaceFailedRollback } from '../src/duties/compensation';
+import { nextCompensationId } from '../src/duties/compensation-id';
 import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
 import { firstTryIsInline } from '../src/duties/settlement';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
@@ -152,7 +152,7 @@ async function handOverRefusedStandIn(deps: UpkeepDeps, debit: TransactionRecord
     await deps.store.sweepLater(debit, deps.now() + deps.graceMs);
     return false;
   }
-  const compensationId = await replaceRefusedStandIn({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund, debit);
+  const compensationId = await replaceFailedRollback({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.graceMs }, refund, debit);
   if (compensationId !== undefined) deps.logger.warn({ transaction_id: debit.transactionId, refused_refund_id: refund.transactionId, compensation_id: compensationId }, 'refund standing in for a compensation was refused, its hand-over lost: own compensation started');
   return compensationId !== undefined;
 }
@@ -266,14 +266,15 @@ async function recheckWatchedDebit(deps: UpkeepDeps, id: string, shard: number):
     if (debit?.state !== 'compensated' || debit.recheckUntil === null) return false;
     const fields = await statusFieldsOf(deps, debit);
     const status = fields === undefined ? undefined : await wallet.call('status', fields);
-    if (status?.kind === 'ok') {
+    const nextId = nextCompensationId(debit.transactionId, debit.compensationId);
+    if (status?.kind === 'ok' && nextId !== undefined) {
       const started = await store.beginCompensation({
         debit,
         error: debit.error ?? LOST_DEBIT_ERROR,
         attempts: debit.attempts,
         lastWalletCode: debit.lastWalletCode,
         history: debit.history,
-        compensation: compensationFor(debit, now(), compensationTransactionId(debit.transactionId, 'late')),
+        compensation: compensationFor(debit, now(), nextId),
         leaseUntil: now() + deps.graceMs,
         late: true,
       });

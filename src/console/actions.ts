@@ -1,4 +1,5 @@
-import { ensureTerminateJob, type Queues } from '../duties/queues';
+import { replaceFailedRollback } from '../duties/compensation';
+import { ensureRetryJob, ensureTerminateJob, type Queues } from '../duties/queues';
 import { operatorTarget, redrive, type RedriveResult } from '../duties/redrive';
 import { deadCheckUpdate, statusFieldsOf } from '../duties/status-check';
 import { codedError } from '../lib/error-codes';
@@ -22,6 +23,9 @@ export interface ActionDeps {
   readonly audit: AuditTrail;
   readonly wallet: WalletClient;
   readonly providerId: string;
+  /** A compensation the console starts is its job's until then; the sweeper takes it over after. */
+  readonly compensationLeaseMs: number;
+  readonly now: () => number;
 }
 
 /** Who acts and why. */
@@ -31,7 +35,7 @@ export interface Actor {
   readonly requestId: string;
 }
 
-export type ActionName = 'redrive' | 'recheck' | 'resolve-applied' | 'resolve-not-applied';
+export type ActionName = 'redrive' | 'recheck' | 'resolve-applied' | 'resolve-not-applied' | 'resolve-bet-not-applied';
 
 export type ActionResult =
   | {
@@ -45,7 +49,11 @@ export type ActionResult =
       readonly wallet?: WalletStatusAnswer;
       /** The token's terminate was driven again after the record let it go. */
       readonly terminateReleased: boolean;
+      /** A rollback resolved not applied: its debit's next compensation, started at once. */
+      readonly compensationId?: string;
     }
+  /** `bet_not_applied` said of something that is not a debit's rollback. */
+  | { readonly kind: 'not_a_bet'; readonly targetId: string }
   | { readonly kind: 'not_found' }
   | { readonly kind: 'not_dead'; readonly targetId: string; readonly state: TransactionState | undefined };
 
@@ -55,7 +63,15 @@ export interface WalletStatusAnswer {
   readonly message: string;
 }
 
-const RESOLUTION_ACTION: Record<Resolution, ActionName> = { applied: 'resolve-applied', not_applied: 'resolve-not-applied' };
+const RESOLUTION_ACTION: Record<Resolution, ActionName> = { applied: 'resolve-applied', not_applied: 'resolve-not-applied', bet_not_applied: 'resolve-bet-not-applied' };
+
+/** What a resolution makes of the record, and of the debit a rollback stands for. */
+const RESOLVED: Record<Resolution, { readonly state: TransactionState; readonly debitState: TransactionState; readonly note: string }> = {
+  applied: { state: 'succeeded', debitState: 'compensated', note: 'operator: applied at the wallet' },
+  // Only this rollback did not happen: the debit may still be at the wallet, so it is compensated anew.
+  not_applied: { state: 'failed', debitState: 'compensating', note: 'operator: not applied at the wallet' },
+  bet_not_applied: { state: 'failed', debitState: 'failed', note: 'operator: the bet was never applied at the wallet; nothing to roll back' },
+};
 
 function entry(actor: Actor, action: ActionName, transactionId: string, targetId: string, before: string, after: string, result: string): AuditEntry {
   return { user: actor.user, action, transactionId, targetId, stateBefore: before, stateAfter: after, result, note: actor.note, requestId: actor.requestId };
@@ -123,9 +139,10 @@ export async function recheckAction(deps: ActionDeps, transactionId: string, act
 }
 
 /**
- * An operator's resolution of a dead record after checking the wallet. `applied` → `succeeded`
- * (last_wallet_code 1, as any success); `not_applied` → `failed` with resolution `not_applied`.
- * One store step that moves only a record still `dead`: it cannot run twice nor race a redrive.
+ * An operator's resolution of a dead record after checking the wallet (Resolution says what each
+ * means). One store step that moves only a record still `dead`: it cannot run twice nor race a
+ * redrive. A rollback resolved not applied re-opens its debit, whose next compensation starts here
+ * (the sweeper starts it should this process stop first).
  */
 export async function resolveAction(deps: ActionDeps, transactionId: string, resolution: Resolution, actor: Actor): Promise<ActionResult> {
   const action = RESOLUTION_ACTION[resolution];
@@ -134,25 +151,26 @@ export async function resolveAction(deps: ActionDeps, transactionId: string, res
     await deps.audit.appendUnknown(entry(actor, action, transactionId, '', '', '', 'not_found'));
     return { kind: 'not_found' };
   }
-  const applied = resolution === 'applied';
-  const stateAfter: TransactionState = applied ? 'succeeded' : 'failed';
+  const standsForDebit = target.kind === 'rollback' && target.referenceTransactionId !== null;
+  if (resolution === 'bet_not_applied' && !standsForDebit) return { kind: 'not_a_bet', targetId: target.transactionId };
+  const resolved = RESOLVED[resolution];
   const result = await deps.store.resolve(target, {
     resolution,
-    update: applied
-      ? { state: 'succeeded', lastWalletCode: Code.Success, error: null, note: 'operator: applied at the wallet' }
-      : {
-          state: 'failed',
-          error: codedError('WALLET_REJECTED', { message: 'resolved by an operator: not applied at the wallet' }),
-          note: 'operator: not applied, and it will not be',
-        },
-    // A compensation's debit: rolled back, or (its rollback will never be applied) refused for good.
-    ...(target.kind === 'rollback' ? { debitState: applied ? 'compensated' : 'failed' } : {}),
-    audit: entry(actor, action, transactionId, target.transactionId, 'dead', stateAfter, 'resolved'),
+    update:
+      resolved.state === 'succeeded'
+        ? { state: 'succeeded', lastWalletCode: Code.Success, error: null, note: resolved.note }
+        : { state: 'failed', error: codedError('WALLET_REJECTED', { message: `resolved by an operator: ${resolved.note}` }), note: resolved.note },
+    ...(standsForDebit ? { debitState: resolved.debitState } : {}),
+    audit: entry(actor, action, transactionId, target.transactionId, 'dead', resolved.state, 'resolved'),
   });
   if (result.kind === 'not_dead') {
     await deps.audit.append(entry(actor, action, transactionId, target.transactionId, result.state ?? '', result.state ?? '', 'not_dead'));
     return { kind: 'not_dead', targetId: target.transactionId, state: result.state };
   }
+  const compensationId =
+    resolution === 'not_applied' && standsForDebit
+      ? await replaceFailedRollback({ store: deps.store, enqueue: (ref) => ensureRetryJob(deps.queues, ref, 0), now: deps.now, leaseMs: deps.compensationLeaseMs }, target)
+      : undefined;
   const terminateReleased = await releaseTerminate(deps, target);
-  return { kind: 'done', action, targetId: target.transactionId, stateBefore: 'dead', stateAfter, terminateReleased };
+  return { kind: 'done', action, targetId: target.transactionId, stateBefore: 'dead', stateAfter: resolved.state, terminateReleased, ...(compensationId === undefined ? {} : { compensationId }) };
 }

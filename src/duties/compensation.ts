@@ -3,7 +3,7 @@ import { parseJson } from '../lib/json';
 import type { DebitRef, ShardRef, TransactionStore } from '../store/transactions';
 import type { NewTransaction, TransactionRecord } from '../store/types';
 import { debitFieldsSchema, encodeRequest } from '../wallet/protocol';
-import { compensationTransactionId } from './compensation-id';
+import { compensationTransactionId, nextCompensationId } from './compensation-id';
 
 /**
  * The rollback that compensates a refused debit (the spec's rollback duty, contract 5.4): the
@@ -54,31 +54,34 @@ export interface StandInDeps {
 }
 
 /**
- * An engine refund that stood in for its bet's compensation (linked while its own call was still
- * out) and that the wallet refused for good reversed nothing: the debit's own compensation replaces
- * it. Called right after the refusal is settled (by the gateway that got it), by the refund's job,
- * and by the sweeper when both of those were lost; the debit holds its own token throughout, so an
- * `end` meanwhile waits. Returns the compensation's id, or undefined when the refund stands in for
- * nothing (any more).
+ * A rollback that stood for its debit and ended `failed` reversed nothing: an engine refund linked
+ * as the debit's compensation (while its own call was still out) that the wallet refused for good,
+ * or a compensation an operator resolved as not applied (contract 5.4). The debit's next own
+ * compensation, with an id of its own, replaces it. Called right after the failure is settled (by
+ * the gateway or the console that made it), by the refund's job, and by the sweeper when those were
+ * lost; the debit holds its own token throughout, so an `end` meanwhile waits. Returns the
+ * compensation's id, or undefined when the rollback stands for nothing (any more).
  */
-export async function replaceRefusedStandIn(
+export async function replaceFailedRollback(
   deps: StandInDeps,
-  refund: ShardRef & { readonly referenceTransactionId: string | null; readonly isCompensation: boolean },
+  rollback: ShardRef & { readonly referenceTransactionId: string | null },
   /** The debit, when the caller read it already (the sweeper); read here otherwise. */
   readDebit?: TransactionRecord,
 ): Promise<string | undefined> {
-  if (refund.isCompensation || refund.referenceTransactionId === null) return undefined;
-  const debit = readDebit ?? (await deps.store.get(refund.referenceTransactionId, deps.store.shardOf(refund)));
-  if (debit?.kind !== 'debit' || debit.state !== 'compensating' || debit.compensationId !== refund.transactionId) return undefined;
+  if (rollback.referenceTransactionId === null) return undefined;
+  const debit = readDebit ?? (await deps.store.get(rollback.referenceTransactionId, deps.store.shardOf(rollback)));
+  if (debit?.kind !== 'debit' || debit.state !== 'compensating' || debit.compensationId !== rollback.transactionId) return undefined;
+  const nextId = nextCompensationId(debit.transactionId, debit.compensationId);
+  if (nextId === undefined) return undefined;
   const started = await deps.store.beginCompensation({
     debit,
     error: debit.error ?? codedError('WALLET_UNAVAILABLE'),
     attempts: debit.attempts,
     lastWalletCode: debit.lastWalletCode,
     history: debit.history,
-    compensation: compensationFor(debit, deps.now()),
+    compensation: compensationFor(debit, deps.now(), nextId),
     leaseUntil: deps.now() + deps.leaseMs,
-    replacing: refund.transactionId,
+    replacing: rollback.transactionId,
   });
   if (started.kind === 'not_pending') return undefined;
   await deps.enqueue(compensationRef(debit, started.compensationId));

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import { compensationFor, compensationRef, replaceRefusedStandIn } from '../duties/compensation';
+import { compensationFor, compensationRef, replaceFailedRollback } from '../duties/compensation';
 import { afterInlineAttempt, inlineCallWindowMs, LEASE_MARGIN_MS, refusedUnsent } from '../duties/settlement';
-import { toMinor } from '../lib/money';
+import { exactDecimal } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
 import type { NewTransaction, TransactionKind, TransactionRecord } from '../store/types';
@@ -30,9 +30,13 @@ interface Parsed {
   roundClosed: boolean;
 }
 
-/** Idempotency key material: the route's kind, the session and the parsed fields with defaults applied. */
-function bodyHash(sessionId: string, p: Parsed, amountMinor: string): string {
-  const canonical = JSON.stringify([p.kind, sessionId, p.roundId, p.transactionId, p.betTransactionId, amountMinor, p.roundClosed]);
+/**
+ * Idempotency key material (contract 5.1): what the engine sent — the route's kind and the parsed
+ * fields with defaults applied, the amount as an exact decimal — and the wallet token it is for. Not
+ * the session: a repeat through a relaunched session of the token is the same request.
+ */
+function bodyHash(tokenRef: string, p: Parsed): string {
+  const canonical = JSON.stringify([p.kind, tokenRef, p.roundId, p.transactionId, p.betTransactionId, exactDecimal(p.amount), p.roundClosed]);
   return hash('sha256', canonical, 'base64url');
 }
 
@@ -54,6 +58,12 @@ function claimRefusal(result: Exclude<ClaimResult, { kind: 'claimed' | 'deferred
       return failed(errors.betAlreadyRefunded());
     case 'amount_mismatch':
       return failed(errors.validation([{ field: 'amount', message: "must equal the bet's amount" }]));
+    case 'currency_mismatch':
+      return failed(errors.currencyMismatch());
+    case 'in_progress':
+      return failed(errors.betInProgress());
+    case 'bet_not_open':
+      return failed(errors.betNotOpen());
   }
 }
 
@@ -93,7 +103,6 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const digits = currencyDigits(config, session.currency);
     const issue = amountIssue(p.amount, digits, p.kind === 'debit');
     if (issue !== undefined) return failed(errors.validation([issue]));
-    const amountMinor = toMinor(p.amount, digits).toString();
     // The player's shard holds the record, its round and its job: what the answer waits for.
     const shard = transactions.shardOf(session);
 
@@ -124,7 +133,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       currency: session.currency,
       roundClosed: p.roundClosed,
       referenceTransactionId: p.betTransactionId,
-      bodyHash: bodyHash(sessionId, p, amountMinor),
+      bodyHash: bodyHash(session.tokenRef, p),
       walletOperation: p.kind,
       walletBody,
       isCompensation: false,
@@ -134,7 +143,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     // sliding expiry (renewed here rather than beside the wallet call).
     const claim = await transactions.claim({
       record,
-      amountMinor,
+      exactAmount: exactDecimal(p.amount),
       leaseUntil: now + inlineCallWindowMs(config),
       sessionTtlSeconds: sessions.ttlSeconds,
     });
@@ -176,14 +185,14 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       case 'settle': {
         const refusedRefund = next.update.state === 'failed' && p.kind === 'rollback';
         // For a refused refund, nextCheckAt is when the sweeper looks at a debit it stood in for, in
-        // case the hand-over below is lost with this process (settle-10).
+        // case the hand-over below is lost with this process (settle-11).
         const update = refusedRefund ? { ...next.update, nextCheckAt: clock() + LEASE_MARGIN_MS } : next.update;
         if (!(await transactions.settle(record, update))) return reread(record, lastBalance);
         // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's
         // own compensation takes over now (the refund's job would make it only after the refund's
         // deadline). The debit holds its token until then, so `end` waits.
         if (refusedRefund) {
-          await replaceRefusedStandIn({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: compensationLeaseMs }, record);
+          await replaceFailedRollback({ store: transactions, enqueue: (ref) => duties.enqueueRetry(ref, 0), now: clock, leaseMs: compensationLeaseMs }, record);
         }
         const { state, balance, error } = next.update;
         if (state === 'succeeded') return whenDurable({ state, transactionId: p.transactionId, balance: balance ?? lastBalance, currency: session.currency }, shard);
@@ -243,7 +252,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     if (existing === undefined || existing.reclaimable || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
     const digits = currencyDigits(config, existing.currency);
     if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());
-    if (existing.bodyHash !== bodyHash(sessionId, p, toMinor(p.amount, digits).toString())) return failed(errors.conflict());
+    if (existing.bodyHash !== bodyHash(existing.tokenRef, p)) return failed(errors.conflict());
     return storedDurable(existing, existing.balance ?? '0');
   }
 

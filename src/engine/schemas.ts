@@ -3,6 +3,7 @@ import { LosslessNumber } from '../lib/json';
 import { fractionDigits, toMinor } from '../lib/money';
 import { U64_MAX, isPlainRecord, withFastPath } from '../lib/schemas';
 import { MAX_ID_LENGTH } from '../wallet/protocol';
+import { RESERVED_ID_PREFIX, isReservedId } from '../lib/reserved-ids';
 import type { FieldIssue } from './types';
 
 /**
@@ -22,6 +23,10 @@ const id = z
   .min(1, 'must not be empty')
   .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
   .refine((text) => !LONE_SURROGATE.test(text), 'must be well-formed Unicode (a lone surrogate is refused)');
+
+/** An engine's transaction id: never in the namespace of the ids the gateway derives (contract 5.1). */
+const RESERVED_MESSAGE = `must not start with "${RESERVED_ID_PREFIX}" (reserved for the gateway's own ids)`;
+const transactionId = id.refine((text) => !isReservedId(text), RESERVED_MESSAGE);
 
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
@@ -44,11 +49,11 @@ const amount = z.unknown().transform((value, ctx): string => {
 
 const roundClosed = z.boolean({ error: typed('a boolean') }).optional();
 
-const betBodySchema = z.strictObject({ round_id: id, transaction_id: id, amount, round_closed: roundClosed });
+const betBodySchema = z.strictObject({ round_id: id, transaction_id: transactionId, amount, round_closed: roundClosed });
 export type BetBody = z.output<typeof betBodySchema>;
 
 /** win and refund share one shape. */
-const settleBodySchema = z.strictObject({ round_id: id, transaction_id: id, bet_transaction_id: id, amount, round_closed: roundClosed });
+const settleBodySchema = z.strictObject({ round_id: id, transaction_id: transactionId, bet_transaction_id: transactionId, amount, round_closed: roundClosed });
 export type SettleBody = z.output<typeof settleBodySchema>;
 
 // The fast paths of the three engine bodies (withFastPath): the same rules as the schemas above,
@@ -69,7 +74,8 @@ function onlyKeys(input: unknown, allowed: ReadonlySet<string>): input is Record
 }
 
 /**
- * A strict engine body's fast path: only the shape's keys, ids and the amount by the rules above,
+ * A strict engine body's fast path: only the shape's keys, ids (transaction ids outside the reserved
+ * namespace) and the amount by the rules above,
  * `round_closed` a boolean when given (a key given, even as undefined by an in-process caller, is a
  * key of the schema's output too).
  */
@@ -87,7 +93,7 @@ function plainBody<T>(shape: Readonly<Record<string, unknown>>): (input: unknown
       } else if (key === 'round_closed') {
         if (!optionalBoolean(value)) return undefined;
         if (key in input) out.round_closed = value;
-      } else if (plainId(value)) {
+      } else if (plainId(value) && (key === 'round_id' || !isReservedId(value))) {
         out[key] = value;
       } else {
         return undefined;

@@ -93,6 +93,9 @@ export const errors = {
   roundHasBet: (): EngineError => codedError('ROUND_HAS_BET'),
   betNotFound: (): EngineError => codedError('BET_NOT_FOUND'),
   betAlreadyRefunded: (): EngineError => codedError('BET_ALREADY_REFUNDED'),
+  betNotOpen: (): EngineError => codedError('BET_NOT_OPEN'),
+  betInProgress: (): EngineError => codedError('IN_PROGRESS', { message: 'the bet is still at the wallet or in doubt; repeat the win shortly' }),
+  currencyMismatch: (): EngineError => codedError('CURRENCY_MISMATCH'),
   /** Refused without a wallet call: the wallet circuit breaker is open (nothing was taken). */
   walletDown: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet is unavailable (circuit breaker open); nothing was sent, repeat later' }),
   notDurable: (): EngineError => codedError('NOT_DURABLE'),

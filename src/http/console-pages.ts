@@ -226,9 +226,11 @@ export function noticeOf(result: ActionResult | undefined): string {
   if (result === undefined) return '';
   if (result.kind === 'not_found') return '<p class="notice bad" role="status">No such transaction.</p>';
   if (result.kind === 'not_dead') return `<p class="notice bad" role="status">Nothing done: ${esc(result.targetId)} is ${esc(result.state ?? 'gone')}, not dead.</p>`;
+  if (result.kind === 'not_a_bet') return `<p class="notice bad" role="status">Nothing done: ${esc(result.targetId)} is not a bet's rollback, so "the bet was never applied" says nothing of it.</p>`;
   const said = result.wallet ? ` The wallet said: ${esc(result.wallet.outcome)}${result.wallet.walletCode === null ? '' : ` ${result.wallet.walletCode}`} (${esc(result.wallet.message)}).` : '';
   const released = result.terminateReleased ? ' The token\'s terminate was released and is driven again.' : '';
-  return `<p class="notice" role="status" data-notice>${esc(result.action)}: ${esc(result.targetId)} ${esc(result.stateBefore)} → ${esc(result.stateAfter)}.${said}${released}</p>`;
+  const reopened = result.compensationId === undefined ? '' : ` The bet is rolled back anew: compensation ${esc(result.compensationId)}.`;
+  return `<p class="notice" role="status" data-notice>${esc(result.action)}: ${esc(result.targetId)} ${esc(result.stateBefore)} → ${esc(result.stateAfter)}.${said}${released}${reopened}</p>`;
 }
 
 export function detailPage(d: TransactionDetail, adminJson: Record<string, unknown>, notice: string, now: number): string {
@@ -265,11 +267,12 @@ ${
         'resolve',
         'Resolve manually (no wallet call)',
         'Resolve',
-        r.kind === 'debit'
-          ? // A dead debit is resolved through its compensation: what the operator states is about the stake.
-            `<fieldset><legend>What did the wallet show? (the bet's rollback ${esc(r.compensationId ?? '')} is resolved)</legend>
+        r.kind === 'debit' || (r.kind === 'rollback' && r.referenceTransactionId !== null)
+          ? // A rollback that stands for a bet: what the operator states is about the rollback, or about the bet itself.
+            `<fieldset><legend>What did the wallet show? (about the bet's rollback ${esc(r.kind === 'debit' ? (r.compensationId ?? '') : r.transactionId)})</legend>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> The stake is back with the player (the rollback, or a refund made at the wallet) → bet compensated</label>
-<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> The bet was never applied (nothing to give back) → bet failed</label></fieldset>`
+<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> This rollback did not happen → the bet is rolled back anew, with a new rollback id (a wallet that never had the bet says so, status confirms it, and the bet is watched)</label>
+<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="bet_not_applied"> The bet itself was never applied at the wallet (nothing to give back) → bet failed</label></fieldset>`
           : `<fieldset><legend>What did the wallet show?</legend>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> Applied at the wallet → succeeded</label>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> Not applied, and it will not be</label></fieldset>`,

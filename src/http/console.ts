@@ -65,7 +65,7 @@ const filterSchema = z.strictObject({
 
 const actionSchema = z.strictObject({
   note: z.string().trim().min(3, 'a note of at least 3 characters is required').max(500),
-  outcome: z.enum(['applied', 'not_applied']).optional(),
+  outcome: z.enum(['applied', 'not_applied', 'bet_not_applied']).optional(),
 });
 
 const exportSchema = z.strictObject({
@@ -136,7 +136,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     else if (action === 'recheck') result = await recheckAction(deps.actions, txId, who);
     else if (body.outcome !== undefined) result = await resolveAction(deps.actions, txId, body.outcome, who);
     else {
-      sendError(res, errors.validation([{ field: 'outcome', message: "a resolution needs 'applied' or 'not_applied'" }]));
+      sendError(res, errors.validation([{ field: 'outcome', message: "a resolution needs 'applied', 'not_applied' or 'bet_not_applied'" }]));
       return undefined;
     }
     logger.info(
@@ -244,6 +244,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     const { result } = done;
     if (result.kind === 'not_found') sendError(res, errors.transactionNotFound());
     else if (result.kind === 'not_dead') sendError(res, codedError('NOT_DEAD', { message: `transaction ${result.targetId} is ${result.state ?? 'gone'}; only a dead transaction can be redriven or resolved` }));
+    else if (result.kind === 'not_a_bet') sendError(res, errors.validation([{ field: 'outcome', message: `'bet_not_applied' is said of a bet: ${result.targetId} is not a bet's rollback` }]));
     else {
       const record = await queries.store.get(result.targetId);
       sendJson(res, 200, {
@@ -252,6 +253,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
         state_before: result.stateBefore,
         state_after: result.stateAfter,
         terminate_released: result.terminateReleased,
+        compensation_started: result.compensationId ?? null,
         wallet: result.wallet ?? null,
         transaction: record ? await adminView(record, queries.store) : null,
       });

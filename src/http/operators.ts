@@ -9,6 +9,7 @@ import type { Queues } from '../duties/queues';
 import { redriveMany } from '../duties/redrive';
 import { auditedRedrive } from '../console/actions';
 import { withDeadline } from '../lib/deadline';
+import { LEASE_MARGIN_MS } from '../duties/settlement';
 import { clusterScrape } from '../observability/cluster-metrics';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -182,6 +183,7 @@ export interface OperatorWiring {
     | 'ADMIN_USER'
     | 'ADMIN_PASSWORD'
     | 'PROVIDER_ID'
+    | 'WALLET_TIMEOUT_MS'
     | 'RECORD_RETENTION_SECONDS'
     | 'STALE_ROUND_SECONDS'
     | 'BIG_WIN_AMOUNT'
@@ -220,7 +222,7 @@ function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
       },
       now: Date.now,
     },
-    actions: { store, sessions, queues, audit, wallet, providerId: config.PROVIDER_ID },
+    actions: { store, sessions, queues, audit, wallet, providerId: config.PROVIDER_ID, compensationLeaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS, now: Date.now },
     exports: { redis, layout, sessions, wallet, providerId: config.PROVIDER_ID, statusPerSecond: config.EXPORT_STATUS_PER_SECOND },
     logger,
   };

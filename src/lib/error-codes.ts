@@ -19,9 +19,11 @@ export const ERROR_CODES = {
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'this transaction_id was already used with a different body' },
   IN_PROGRESS: { status: 409, message: 'the first request with this transaction_id is still at the wallet; repeat it shortly' },
   BET_ALREADY_REFUNDED: { status: 409, message: 'the bet of this round was already refunded (or is being rolled back)' },
+  BET_NOT_OPEN: { status: 409, message: 'the bet was refused, refunded or rolled back, or (for a refund) already has a win' },
   NOT_DEAD: { status: 409, message: 'only a dead transaction can be redriven' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'the body is too large' },
   BET_NOT_FOUND: { status: 422, message: 'no bet with this bet_transaction_id was recorded for this player and round' },
+  CURRENCY_MISMATCH: { status: 422, message: "not in the bet's currency" },
   // The status of a wallet refusal is the spec's for its wallet code; 422 is the fallback.
   WALLET_REJECTED: { status: 422, message: 'the wallet refused this transaction' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'too many failed attempts; try again later' },

@@ -27,3 +27,9 @@ export function sameAmount(a: string, b: string): boolean {
   const scale = Math.max(fractionDigits(a), fractionDigits(b));
   return toMinor(a, scale) === toMinor(b, scale);
 }
+
+/** The decimal text without trailing fraction zeros ("10.50" → "10.5", "7.00" → "7"): equal texts, equal amounts. */
+export function exactDecimal(amount: string): string {
+  if (!amount.includes('.')) return amount;
+  return amount.replace(/\.?0+$/, '');
+}

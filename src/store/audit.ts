@@ -87,7 +87,7 @@ function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
 
 /**
  * Each shard has a stream: a resolve writes its entry in the record's shard, in the same step
- * (resolve-9.lua); the other actions write shard 0's. Reading merges them newest first.
+ * (resolve-10.lua); the other actions write shard 0's. Reading merges them newest first.
  */
 export function createAuditTrail(redis: RedisClient, layout: ShardLayout): AuditTrail {
   registerRate(redis);

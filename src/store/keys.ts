@@ -10,8 +10,6 @@ export interface Keys {
    * them, so `end` waits for this set, not a per-session one.
    */
   tokenPending(tokenRef: string): string;
-  /** tokenPending(ref) is this + ref: scripts name a referenced debit's set from it. */
-  tokenPendingPrefix(): string;
   /**
    * HASH of one wallet token: what its terminate sends (token, player, site, currency, game) and
    * where ending it stands (state: absent = active, `terminating` once the decision is taken,
@@ -32,9 +30,7 @@ export interface Keys {
    */
   tokenWatch(tokenRef: string): string;
   transaction(transactionId: string): string;
-  /** transaction(id) is this + id: begin-compensation-9.lua names the refund standing in for a compensation from it. */
-  transactionPrefix(): string;
-  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final). */
+  /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final), wins (accepted). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
   /** ZSET transaction id → time after which a pending record with no job behind it is re-driven. */
   pendingIndex(): string;
@@ -65,17 +61,14 @@ export interface Keys {
 }
 
 export function keysFor(prefix: string): Keys {
-  const tokenPendingPrefix = `${prefix}:token-pending:`;
   return {
     session: (id) => `${prefix}:session:${id}`,
-    tokenPending: (ref) => tokenPendingPrefix + ref,
-    tokenPendingPrefix: () => tokenPendingPrefix,
+    tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
     tokenLaunches: (ref) => `${prefix}:token-launches:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
-    transactionPrefix: () => `${prefix}:tx:`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,
     deadIndex: () => `${prefix}:dead`,

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { keysFor, type Keys } from './keys';
 
 /**
- * How the gateway's Redis keys and queues are split into shards (contract 9, issue 14). A shard is
+ * How the gateway's Redis keys and queues are split into shards (contract 9). A shard is
  * one Redis Cluster hash slot: every key of a shard carries the shard's hash tag, so each multi-key
  * Lua step and each BullMQ queue stays in one slot. A player (player_id, site_id) lives in one
  * shard: its sessions, tokens, rounds and transaction records, so a claim or a settle touches one

@@ -1,4 +1,5 @@
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
+import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
 import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
@@ -26,8 +27,8 @@ export const PLAYER_RECENT_CAP = 200;
 
 export interface ClaimInput {
   record: NewTransaction;
-  /** Exact minor units of the amount at the currency's scale (compares a refund with its bet). */
-  amountMinor: string;
+  /** The amount as exact decimal text without trailing fraction zeros (compares a refund with its bet). */
+  exactAmount: string;
   /** Until then the claimer owns the first attempt; after it, the sweeper may take over. */
   leaseUntil: number;
   /**
@@ -50,7 +51,13 @@ export type ClaimResult =
   | { readonly kind: 'round_has_bet' }
   | { readonly kind: 'bet_not_found' }
   | { readonly kind: 'bet_already_refunded' }
-  | { readonly kind: 'amount_mismatch' };
+  | { readonly kind: 'amount_mismatch' }
+  /** A win or refund in another currency than its bet (contract 5.2). */
+  | { readonly kind: 'currency_mismatch' }
+  /** A win whose bet is still at the wallet or in doubt: nothing sent, repeat it later. */
+  | { readonly kind: 'in_progress' }
+  /** A win for a bet refused, refunded or rolled back; a refund of a bet that has a win. */
+  | { readonly kind: 'bet_not_open' };
 
 export interface SettleUpdate extends RecordUpdate {
   state: TransactionState;
@@ -207,7 +214,7 @@ interface StoreContext {
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, retentionSeconds, now, record, amountMinor, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys, retentionSeconds, now, record, exactAmount, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -218,6 +225,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     keys.tokenSessions(record.tokenRef),
     keys.timeIndex(),
     keys.playerRecent(record.playerId, record.siteId),
+    keys.transaction(record.referenceTransactionId ?? record.transactionId),
   ],
   args: [
     record.kind,
@@ -226,17 +234,19 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-9', ({ keys, 
     record.roundClosed ? '1' : '0',
     record.referenceTransactionId ?? '',
     record.roundId,
-    amountMinor,
+    exactAmount,
     String(retentionSeconds),
     record.transactionId,
     sessionTtlSeconds === undefined ? '' : String(sessionTtlSeconds),
     String(record.createdAt),
     String(PLAYER_RECENT_CAP),
+    record.currency,
+    RESERVED_ID_PREFIX,
     ...newRecordFields(record, now),
   ],
 }), { packed: true });
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate }>('settle-10', ({ keys, retentionSeconds, now, record, update }) => ({
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string }>('settle-11', ({ keys, retentionSeconds, now, record, update, debitTokenRef }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -248,6 +258,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.recheckIndex(),
     keys.attemptLog(record.transactionId),
     keys.tokenWatch(record.tokenRef),
+    keys.tokenPending(debitTokenRef),
   ],
   args: [
     record.transactionId,
@@ -265,12 +276,12 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.watchDebit === undefined ? '' : String(update.watchDebit.firstCheckAt),
     update.attempt === undefined ? '' : encodeAttempt(update.attempt),
     String(ATTEMPT_LOG_CAP),
-    keys.tokenPendingPrefix(),
+    debitTokenRef,
     ...updateFields(update, now),
   ],
 }), { packed: true });
 
-const beginCompensationScript = defineScript<StoreContext & CompensationStart>('begin-compensation-9', ({ keys, retentionSeconds, now, ...start }) => {
+const beginCompensationScript = defineScript<StoreContext & CompensationStart & { roundRollback: string }>('begin-compensation-10', ({ keys, retentionSeconds, now, roundRollback, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
   return {
     keys: [
@@ -283,6 +294,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       keys.timeIndex(),
       keys.playerRecent(start.debit.playerId, start.debit.siteId),
       keys.tokenWatch(start.debit.tokenRef),
+      keys.transaction(roundRollback === '' ? start.compensation.transactionId : roundRollback),
     ],
     args: [
       start.debit.transactionId,
@@ -293,7 +305,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
       String(start.compensation.createdAt),
       String(PLAYER_RECENT_CAP),
       start.replacing ?? '',
-      keys.transactionPrefix(),
+      roundRollback,
       String(debitFields.length),
       ...debitFields,
       ...newRecordFields(start.compensation, now),
@@ -301,7 +313,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart>('
   };
 });
 
-const resolveScript = defineScript<StoreContext & { record: RecordRef; input: ResolveInput }>('resolve-9', ({ keys, retentionSeconds, now, record, input }) => {
+const resolveScript = defineScript<StoreContext & { record: RecordRef; input: ResolveInput; debitTokenRef: string }>('resolve-10', ({ keys, retentionSeconds, now, record, input, debitTokenRef }) => {
   const fields = updateFields({ ...input.update, resolution: input.resolution }, now);
   return {
     keys: [
@@ -314,6 +326,7 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
       keys.recheckIndex(),
       keys.attemptLog(record.transactionId),
       keys.audit(),
+      keys.tokenPending(debitTokenRef),
     ],
     args: [
       record.transactionId,
@@ -321,7 +334,7 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
       String(now),
       input.debitState ?? '',
       String(AUDIT_CAP),
-      keys.tokenPendingPrefix(),
+      debitTokenRef,
       String(fields.length),
       ...fields,
       ...auditFields(input.audit),
@@ -396,17 +409,28 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     get,
 
     async settle(record, update) {
-      return (await runScript(redis, settleScript, withContext(keysOf(record), { record, update }))) === 1;
+      // The debit a rollback moves holds its own token, usually the rollback's: asked again with
+      // the token the script names when it is another (an engine refund made on another token).
+      let reply = await runScript(redis, settleScript, withContext(keysOf(record), { record, update, debitTokenRef: record.tokenRef }));
+      if (Array.isArray(reply)) reply = await runScript(redis, settleScript, withContext(keysOf(record), { record, update, debitTokenRef: String(reply[1]) }));
+      return reply === 1;
     },
 
     async beginCompensation(start) {
-      const [kind, value] = (await runScript(redis, beginCompensationScript, withContext(keysOf(start.debit), start))) as [string, string];
+      // An engine refund of the debit already in its round stands in for the compensation: the
+      // script reads it, so it is named first (no round read while the first guess holds).
+      let [kind, value] = (await runScript(redis, beginCompensationScript, withContext(keysOf(start.debit), Object.assign({ roundRollback: '' }, start)))) as [string, string];
+      for (let tries = 0; kind === 'reread' && tries < 3; tries += 1) {
+        [kind, value] = (await runScript(redis, beginCompensationScript, withContext(keysOf(start.debit), Object.assign({ roundRollback: value }, start)))) as [string, string];
+      }
+      if (kind === 'reread') throw new Error(`the round of ${start.debit.transactionId} kept changing its rollback`);
       if (kind === 'not_pending') return { kind, state: (value || undefined) as TransactionState | undefined };
       return { kind: kind as 'created' | 'linked', compensationId: value };
     },
 
     async resolve(record, input) {
-      const [kind, state] = (await runScript(redis, resolveScript, withContext(keysOf(record), { record, input }))) as [string, string?];
+      let [kind, state] = (await runScript(redis, resolveScript, withContext(keysOf(record), { record, input, debitTokenRef: record.tokenRef }))) as [string, string?];
+      if (kind === 'token') [kind, state] = (await runScript(redis, resolveScript, withContext(keysOf(record), { record, input, debitTokenRef: state ?? '' }))) as [string, string?];
       if (kind === 'resolved') return { kind };
       return { kind: 'not_dead', state: (state || undefined) as TransactionState | undefined };
     },

@@ -130,10 +130,15 @@ export type NewTransaction = Omit<
 >;
 
 /**
- * An operator's resolution of a dead record: `applied` (the wallet holds it: `succeeded`) or
- * `not_applied` (it is not at the wallet and never will be: `failed`).
+ * An operator's resolution of a dead record, after checking the wallet (contract 5.4):
+ * - `applied`: the wallet holds it (`succeeded`; a rollback's debit is `compensated`);
+ * - `not_applied`: it is not at the wallet (`failed`); a rollback that stood for a debit only did
+ *   not happen, so its debit is compensated anew (a debit never ends `failed` while the wallet
+ *   may hold it);
+ * - `bet_not_applied`: said of a debit (through its rollback): the bet itself never reached the
+ *   wallet, so nothing is owed; the rollback and the debit are `failed`.
  */
-export type Resolution = 'applied' | 'not_applied';
+export type Resolution = 'applied' | 'not_applied' | 'bet_not_applied';
 
 /** One wallet attempt as the attempt log keeps it. */
 export interface AttemptLogEntry {

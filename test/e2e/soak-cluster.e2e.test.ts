@@ -8,13 +8,13 @@ import { failureOf, lastLine, runSoak, SOAK_TEST_TIMEOUT_MS } from './soak-run';
  * keys sit on every master.
  */
 jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
-// Open finding (issue 14, docs/reliability.md "Cluster failover soak"): after a master failover a
+// Open finding (docs/reliability.md "Cluster failover soak"): after a master failover a
 // shard's retry queue was once seen with waiting work no Worker took (BullMQ issue 4138), and the
 // run ended with acknowledged work still pending. Up to two more runs, each failure logged, keep a
-// known upstream wedge from blocking every landing (session 6's CI saw two failures in a row, a
+// known upstream wedge from blocking every landing (CI once saw two failures in a row, a
 // compensation and a terminate left waiting, that passed alone); three in a row fail the suite.
-// Session 7 found why those waited for good: the work was delayed, and the fetch watchdog counted
-// waiting jobs only (it now counts overdue delayed ones too: fetch-watchdog.int.test).
+// Those waited for good because the work was delayed: the fetch watchdog counts overdue delayed
+// jobs as due, not only waiting ones (fetch-watchdog.int.test).
 jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 it('keeps every acknowledged win and compensation through two master failovers, keys on every master', async () => {

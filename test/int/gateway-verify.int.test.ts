@@ -3,6 +3,7 @@ import { encodeRequest } from '../../src/wallet/protocol';
 import { Code } from '../../src/wallet/codes';
 import { engine, launch, newPlayerId, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
+import { exactDecimal } from '../../src/lib/money';
 
 /**
  * Verify (wallet `status`) of records that still hold their wallet body (pending) and of settled
@@ -94,7 +95,7 @@ describe('verify', () => {
       amount: '1.00', currency: 'EUR', roundClosed: false, referenceTransactionId: null, bodyHash: `h-${betId}`, walletOperation: 'debit' as const,
       walletBody: encodeRequest('debit', { ...fields, round_closed: false }), isCompensation: false, createdAt: Date.now(),
     };
-    expect((await h.transactions.claim({ record, amountMinor: '100', leaseUntil: Date.now() + 10_000 })).kind).toBe('claimed');
+    expect((await h.transactions.claim({ record, exactAmount: exactDecimal(record.amount), leaseUntil: Date.now() + 10_000 })).kind).toBe('claimed');
     expect(await h.transactions.settle(record, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '99.00' })).toBe(true);
     await h.redis.del(h.keys.session(session.sessionId));
 

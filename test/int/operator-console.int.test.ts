@@ -142,7 +142,8 @@ describe('resolve', () => {
 
     const page = await request(h.url).get('/admin/tx').query({ id: debitId }).set('Authorization', auth).expect(200);
     expect(page.text).toContain('The stake is back with the player');
-    expect(page.text).toContain('The bet was never applied');
+    expect(page.text).toContain('This rollback did not happen');
+    expect(page.text).toContain('The bet itself was never applied');
     expect(page.text).not.toContain('Applied at the wallet → succeeded');
 
     await request(h.url).post(`/admin/api/transactions/${debitId}/resolve`).set('Authorization', auth).send({ note: 'refunded at the wallet', outcome: 'applied' }).expect(200);

@@ -17,6 +17,7 @@ import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { wiredEnv, WIRED_WALLET } from '../support/wired-gateway';
 import { logSink } from '../support/log-sink';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
+import { exactDecimal } from '../../src/lib/money';
 
 /**
  * The admin pages through the real gateway process wiring (startGateway): Basic auth, Bull Board
@@ -78,8 +79,9 @@ async function deadCredit(id: string, round: string): Promise<void> {
     walletOperation: 'credit',
     walletBody: encodeRequest('credit', { ...fields, transaction_id: id, reference_transaction_id: `${id}-bet`, round_closed: true }),
   };
-  expect(await transactions.claim({ record: bet, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
-  expect(await transactions.claim({ record: win, amountMinor: '500', leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+  expect(await transactions.claim({ record: bet, exactAmount: exactDecimal(bet.amount), leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+  expect(await transactions.settle(bet, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1] })).toBe(true);
+  expect(await transactions.claim({ record: win, exactAmount: exactDecimal(win.amount), leaseUntil: now })).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
   const record = (await transactions.get(id))!;
   const history = [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2];
   const settled = await transactions.settle(record, {

@@ -8,12 +8,14 @@ import type { RecordView } from '../../src/soak/checker';
 import { EngineClient } from '../../src/soak/engine-client';
 import type { Reply } from '../../src/soak/history';
 import { Code } from '../../src/wallet/codes';
+import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { BREAKER_POLICY } from '../../src/duties/breaker-policy';
 import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 
 /**
  * Money paths through the real gateway and a real worker: the defects the demo and the soak found
@@ -236,7 +238,7 @@ describe('money through the real gateway and a worker, with the answer lost afte
 });
 
 /**
- * Money at the edges (issue 11; contract 5.3-5.6): the interleavings the soak did not play, each
+ * Money at the edges (contract 5.3-5.6): the interleavings the soak did not play, each
  * asserting what the wallet applied. Each of these lost or misstated money before the fix.
  */
 describe('money at the edges', () => {
@@ -435,5 +437,178 @@ describe('money at the edges', () => {
     await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success), 15_000);
     expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
     expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
+  }, 40_000);
+});
+
+/**
+ * A win or refund follows its bet's fate, refunds and wins exclude each other, the currency is the
+ * bet's, idempotency reads what the engine sent, derived ids are reserved, and an operator's "not
+ * applied" on a rollback re-opens its debit (contract 5.1, 5.2, 5.4). Each of these moved money the
+ * wrong way or stranded it before; each asserts what the wallet applied.
+ */
+describe('a win or refund follows its bet', () => {
+  const minor = (balance: string | undefined) => BigInt(balance!.replace('.', ''));
+
+  /** One engine call, no repeat, with its whole answer. */
+  async function once(session: string, route: 'bet' | 'win' | 'refund', fields: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${gateway.url}/engine/v1/sessions/${session}/${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: stringifyJson('amount' in fields ? { ...fields, amount: jsonNumber(String(fields.amount)) } : fields),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  async function resolve(id: string, outcome: 'applied' | 'not_applied' | 'bet_not_applied'): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${gateway.url}/admin/api/transactions/${encodeURIComponent(id)}/resolve`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('ops:ops-password').toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ note: 'checked at the wallet', outcome }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('a win sent while its bet is still at the wallet gets IN_PROGRESS and nothing is sent; once the bet was refused, BET_NOT_OPEN; the wallet ends where it started', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player);
+    // The bet goes through a gateway that waits 5 s for the wallet, which applies the debit at once and never answers.
+    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
+    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
+    try {
+      sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+      const bet = slowClient.send(`/engine/v1/sessions/${session}/bet`, stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('10.00') }), [], 0);
+      await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+      const win = { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '25.00', round_closed: true };
+      // (sent once: the engine client would repeat an IN_PROGRESS until the bet's fate is known)
+      expect(await once(session, 'win', win)).toMatchObject({ status: 409, body: { error: { code: 'IN_PROGRESS' } } });
+      expect(status((await bet).reply)).toBe(503);
+      await runWorker();
+      expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
+      // the round was closed by the gateway's compensation, not by an engine call: the win learns why
+      expect(await post(session, 'win', win)).toMatchObject({ status: 409, code: 'BET_NOT_OPEN' });
+      expect(callsOf('credit')).toHaveLength(0);
+      expect(sim.ledger.balanceOf(player)).toBe(start);
+    } finally {
+      await slowClient.close();
+      await slow.close();
+    }
+  }, 30_000);
+
+  it('a refund after a win, and a win after a refund, are BET_NOT_OPEN in an open round, with no wallet call', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '2.00' }))).toBe(200);
+    expect(status(await post(session, 'win', { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '3.00', round_closed: false }))).toBe(200);
+    expect(await post(session, 'refund', { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '2.00', round_closed: false })).toMatchObject({ status: 409, code: 'BET_NOT_OPEN' });
+    expect(callsOf('rollback')).toHaveLength(0);
+
+    const other = `${round}-2`;
+    expect(status(await post(session, 'bet', { round_id: other, transaction_id: `${other}-b`, amount: '2.00' }))).toBe(200);
+    expect(status(await post(session, 'refund', { round_id: other, transaction_id: `${other}-rf`, bet_transaction_id: `${other}-b`, amount: '2', round_closed: false }))).toBe(200);
+    expect(await post(session, 'win', { round_id: other, transaction_id: `${other}-w`, bet_transaction_id: `${other}-b`, amount: '3.00', round_closed: false })).toMatchObject({ status: 409, code: 'BET_NOT_OPEN' });
+    expect(callsOf('credit', `${other}-w`)).toHaveLength(0);
+    expect(sim.ledger.appliedCount(`${round}-w`)).toBe(1);
+    expect(sim.ledger.transaction(`${other}-b`)).toMatchObject({ rolledBack: true });
+  }, 30_000);
+
+  it("a win or refund through the player's session in another currency is CURRENCY_MISMATCH, whatever its amount, with no wallet call", async () => {
+    const { player, token, round } = ids();
+    const eur = await launch(token, player);
+    // The same player on a JPY token (a wallet that keeps one balance per currency; the simulator
+    // keeps one currency a player, so the session is made as a launch would make it).
+    const jpy = (await gateway.parts.sessions.create({ token: `${token}-jpy`, playerId: player, siteId: '7', currency: 'JPY', gameId: 'slots', balance: '100000' }, Date.now(), DEFAULT_TOKEN_SESSION_CAP)).session!;
+    const launched = { sessionId: jpy.sessionId };
+    expect(status(await post(eur, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '10.00' }))).toBe(200);
+    const refund = { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '1000' };
+    expect(await post(launched.sessionId, 'refund', refund)).toMatchObject({ status: 422, code: 'CURRENCY_MISMATCH' });
+    expect(await post(launched.sessionId, 'win', { ...refund, transaction_id: `${round}-w` })).toMatchObject({ status: 422, code: 'CURRENCY_MISMATCH' });
+    expect(callsOf('rollback')).toHaveLength(0);
+    expect(callsOf('credit')).toHaveLength(0);
+    // the bet's own currency, as an exact decimal: taken
+    expect(status(await post(eur, 'refund', { ...refund, amount: '10' }))).toBe(200);
+    expect(sim.ledger.transaction(`${round}-b`)).toMatchObject({ rolledBack: true });
+  }, 30_000);
+
+  it('a bet or win repeated byte for byte through a relaunched session of the same token returns the stored outcome', async () => {
+    const { player, token, round } = ids();
+    const first = await launch(token, player);
+    const bet = { round_id: round, transaction_id: `${round}-b`, amount: '1.50' };
+    const win = { round_id: round, transaction_id: `${round}-w`, bet_transaction_id: `${round}-b`, amount: '4.00' };
+    expect(status(await post(first, 'bet', bet))).toBe(200);
+    expect(status(await post(first, 'win', win))).toBe(200);
+    const relaunched = await launch(token, player);
+    expect(await post(relaunched, 'bet', bet)).toMatchObject({ status: 200 });
+    expect(await post(relaunched, 'win', win)).toMatchObject({ status: 200 });
+    expect(callsOf('debit', `${round}-b`)).toHaveLength(1);
+    expect(callsOf('credit', `${round}-w`)).toHaveLength(1);
+    // another body is still a conflict
+    expect(await post(relaunched, 'win', { ...win, amount: '4.01' })).toMatchObject({ status: 409, code: 'IDEMPOTENCY_CONFLICT' });
+  }, 30_000);
+
+  it("an engine id in the gateway's reserved namespace (a compensation's id) is refused with 400 naming the field, and the bet it would have taken is rolled back", async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player);
+    sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' }))).toBe(503);
+    const derived = compensationTransactionId(`${round}-b`);
+    const taken = await once(session, 'bet', { round_id: `${round}-x`, transaction_id: derived, amount: '1.00' });
+    expect(taken).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED', fields: [{ field: 'transaction_id' }] } } });
+    expect(await post(session, 'win', { round_id: round, transaction_id: `GW-${round}`, bet_transaction_id: `${round}-b`, amount: '1.00' })).toMatchObject({ status: 400 });
+    await runWorker();
+    expect((await finalRecord(`${round}-b`)).state).toBe('compensated');
+    expect(sim.ledger.appliedCount(derived)).toBe(1);
+    expect(sim.ledger.balanceOf(player)).toBe(start);
+  }, 30_000);
+
+  it("an operator's 'not applied' on a dead compensation re-opens its debit, which is rolled back anew with an id of its own", async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player);
+    sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+    const first = compensationTransactionId(`${round}-b`);
+    sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: first });
+    expect(status(await post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '7.00' }))).toBe(503);
+    await runWorker();
+    expect((await finalRecord(first)).state).toBe('dead');
+    expect(sim.ledger.balanceOf(player)).not.toBe(start);
+
+    const resolved = await resolve(`${round}-b`, 'not_applied');
+    expect(resolved).toMatchObject({ status: 200, body: { state_after: 'failed', compensation_started: compensationTransactionId(`${round}-b`, 1) } });
+    const debit = await finalRecord(`${round}-b`);
+    expect(debit).toMatchObject({ state: 'compensated', compensation: { transaction_id: compensationTransactionId(`${round}-b`, 1), state: 'succeeded' } });
+    expect(sim.ledger.appliedCount(first)).toBe(0);
+    expect(sim.ledger.balanceOf(player)).toBe(start);
+  }, 30_000);
+
+  it("an operator's 'not applied' on a dead refund that stood in for the compensation re-opens the debit too; 'the bet was never applied' alone makes a debit failed", async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = minor(sim.ledger.balanceOf(player));
+    sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+    const bet = post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '4.00' });
+    await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+    // The engine's refund goes out while the bet is still at the wallet: it stands in for the compensation, then dies.
+    sim.faults.failNext('rollback', 1, Code.InternalServiceError, { transactionId: `${round}-rf` });
+    sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: `${round}-rf` });
+    expect(status(await post(session, 'refund', { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '4.00' }))).toBe(202);
+    expect(status(await bet)).toBe(503);
+    await runWorker();
+    expect((await finalRecord(`${round}-rf`)).state).toBe('dead');
+    expect(await resolve(`${round}-rf`, 'not_applied')).toMatchObject({ status: 200, body: { compensation_started: compensationTransactionId(`${round}-b`) } });
+    expect(await finalRecord(`${round}-b`)).toMatchObject({ state: 'compensated', compensation: { transaction_id: compensationTransactionId(`${round}-b`) } });
+    expect(minor(sim.ledger.balanceOf(player))).toBe(start);
+
+    // A bet the wallet never had, its compensation dead: only "the bet was never applied" fails it.
+    const never = `${round}-n`;
+    sim.faults.failNext('debit', 1, Code.InternalServiceError, { transactionId: `${never}-b` });
+    sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: compensationTransactionId(`${never}-b`) });
+    expect(status(await post(session, 'bet', { round_id: never, transaction_id: `${never}-b`, amount: '1.00' }))).toBe(500);
+    expect((await finalRecord(compensationTransactionId(`${never}-b`))).state).toBe('dead');
+    expect(await resolve(`${never}-b`, 'bet_not_applied')).toMatchObject({ status: 200, body: { state_after: 'failed' } });
+    expect(await finalRecord(`${never}-b`)).toMatchObject({ state: 'failed' });
+    expect(sim.ledger.appliedCount(`${never}-b`)).toBe(0);
+    expect(minor(sim.ledger.balanceOf(player))).toBe(start);
   }, 40_000);
 });

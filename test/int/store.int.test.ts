@@ -14,6 +14,7 @@ import { encodeRequest } from '../../src/wallet/protocol';
 import { waitFor } from '../../src/lib/wait-for';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
+import { exactDecimal } from '../../src/lib/money';
 
 const prefix = testPrefix('store');
 let redis: Redis;
@@ -63,7 +64,12 @@ function tx(kind: 'debit' | 'credit' | 'rollback', id: string, round: string, ex
 }
 
 const lease = () => ({ now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 });
-const claim = (record: NewTransaction, amountMinor = '500') => txs.claim({ record, amountMinor, leaseUntil: now + 1000 });
+const claim = (record: NewTransaction, exactAmount = exactDecimal(record.amount)) => txs.claim({ record, exactAmount, leaseUntil: now + 1000 });
+/** A bet claimed and applied at the wallet: a win may follow it. */
+async function betApplied(bet: NewTransaction): Promise<void> {
+  expect((await claim(bet)).kind).toBe('claimed');
+  expect(await txs.settle(bet, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '95.00' })).toBe(true);
+}
 
 /** The record's wallet body pieces (`body`, `body1`, …) as stored. */
 async function bodyFieldsOf(id: string): Promise<string[]> {
@@ -129,16 +135,17 @@ describe('transaction store', () => {
     await redis.expire(key, 10);
     await claim(t('b-ttl-0', 'r-ttl-0'));
     expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
-    expect(await txs.claim({ record: t('b-ttl-1', 'r-ttl-1'), amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
+    expect(await txs.claim({ record: t('b-ttl-1', 'r-ttl-1'), exactAmount: '5', leaseUntil: now, sessionTtlSeconds: 5000 })).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
+    expect(await txs.settle(t('b-ttl-1', 'r-ttl-1'), { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1] })).toBe(true);
     expect(await redis.ttl(key)).toBeGreaterThan(4000);
     // a refused claim leaves the expiry alone
     await redis.expire(key, 10);
-    expect((await txs.claim({ record: t('b-ttl-2', 'r-ttl-1'), amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('round_has_bet');
+    expect((await txs.claim({ record: t('b-ttl-2', 'r-ttl-1'), exactAmount: '5', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('round_has_bet');
     expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
     // ending: no expiry until its terminate went out, and a claim does not give it one
     expect((await sessions.end(s, lease())).kind).toBe('pending');
     const credit = tx('credit', 'w-ttl-1', 'r-ttl-1', { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl'), referenceTransactionId: 'b-ttl-1' });
-    expect((await txs.claim({ record: credit, amountMinor: '500', leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('claimed');
+    expect((await txs.claim({ record: credit, exactAmount: exactDecimal(credit.amount), leaseUntil: now, sessionTtlSeconds: 5000 })).kind).toBe('claimed');
     expect(await redis.ttl(key)).toBe(-1);
   });
 
@@ -217,7 +224,7 @@ describe('transaction store', () => {
     expect(await txs.get(stuck.comp.transactionId)).toMatchObject({ state: 'pending', walletBody: stuck.comp.walletBody });
 
     // the dead-check finding a dead win applied: succeeded, body dropped
-    await claim(t('debit', 'd-w', 'rd-w'));
+    await betApplied(t('debit', 'd-w', 'rd-w'));
     await claim(t('credit', 'w-dead', 'rd-w', { referenceTransactionId: 'd-w' }));
     const win = (await txs.get('w-dead'))!;
     await txs.settle(win, { state: 'dead', expect: ['pending'], attempts: 11 });
@@ -241,9 +248,9 @@ describe('transaction store', () => {
       referenceTransactionId: betId,
       walletBody: encodeRequest('credit', { ...fields, amount: '1234.56', transaction_id: winId, reference_transaction_id: betId, round_closed: true }),
     });
-    expect((await claim(bet, '1234')).kind).toBe('claimed');
+    expect((await claim(bet)).kind).toBe('claimed');
     await txs.settle(bet, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '987.66', sessionBalance: '987.66' });
-    expect((await claim(win, '123456')).kind).toBe('claimed');
+    expect((await claim(win)).kind).toBe('claimed');
     await txs.settle(win, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '2222.22', sessionBalance: '2222.22' });
     for (const id of [betId, winId]) {
       const key = keysFor(prefix).transaction(id);
@@ -286,6 +293,10 @@ describe('transaction store', () => {
     expect(await claim(tx('debit', 'b2', 'r2'))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await claim(tx('debit', 'b2x', 'r2'))).toEqual({ kind: 'round_has_bet' });
     expect(await claim(tx('credit', 'w2x', 'r2', { referenceTransactionId: 'nope' }))).toEqual({ kind: 'bet_not_found' });
+    // a win waits for its bet's success (contract 5.2), and is in its bet's currency
+    expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'in_progress' });
+    expect(await txs.settle(tx('debit', 'b2', 'r2'), { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1] })).toBe(true);
+    expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2', currency: 'JPY' }))).toEqual({ kind: 'currency_mismatch' });
     expect(await claim(tx('credit', 'w2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     // the win closed the round
     expect(await claim(tx('rollback', 'rf2', 'r2', { referenceTransactionId: 'b2' }))).toEqual({ kind: 'round_closed' });
@@ -297,7 +308,7 @@ describe('transaction store', () => {
     const pending = async (id: string) => ({ record: await txs.get(id), score: await redis.zscore(keys.pendingIndex(), id) });
     // Two wins whose inline attempts answered 2 (a plain retry code), one started each way.
     for (const id of ['w-br-a', 'w-br-b']) {
-      await claim(tx('debit', `b-${id}`, `r-${id}`));
+      await betApplied(tx('debit', `b-${id}`, `r-${id}`));
       await claim(tx('credit', id, `r-${id}`, { referenceTransactionId: `b-${id}` }));
       expect(await txs.settle(tx('credit', id, `r-${id}`), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 2, history: [2], nextCheckAt: now })).toBe(true);
     }
@@ -316,7 +327,7 @@ describe('transaction store', () => {
     // In flight now: a second run only reads.
     expect(await txs.beginRetry('w-br-a', 0, start)).toMatchObject({ kind: 'read', record: { attempts: 2 } });
     // A 34 (limited) and a missing record are left to the worker's own checks.
-    await claim(tx('debit', 'b-w-br-c', 'r-w-br-c'));
+    await betApplied(tx('debit', 'b-w-br-c', 'r-w-br-c'));
     await claim(tx('credit', 'w-br-c', 'r-w-br-c', { referenceTransactionId: 'b-w-br-c' }));
     await txs.settle(tx('credit', 'w-br-c', 'r-w-br-c'), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 34, history: [34], nextCheckAt: now });
     expect(await txs.beginRetry('w-br-c', 0, start)).toMatchObject({ kind: 'read', record: { attempts: 1 } });
@@ -333,8 +344,10 @@ describe('transaction store', () => {
 
   it('checks a refund amount against its bet', async () => {
     await claim(tx('debit', 'b4', 'r4'));
-    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '499')).toEqual({ kind: 'amount_mismatch' });
-    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '500')).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '4.99')).toEqual({ kind: 'amount_mismatch' });
+    // exact decimals: 5 and 5.00 are one amount; another currency is refused before the amount is read
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4', currency: 'JPY', amount: '500' }))).toEqual({ kind: 'currency_mismatch' });
+    expect(await claim(tx('rollback', 'rf4', 'r4', { referenceTransactionId: 'b4' }), '5')).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
     expect(await claim(tx('rollback', 'rf4b', 'r4', { referenceTransactionId: 'b4', roundClosed: false }))).toEqual({ kind: 'round_closed' });
   });
 
@@ -349,7 +362,7 @@ describe('transaction store', () => {
     expect(await txs.beginCompensation(start)).toEqual({ kind: 'not_pending', state: 'compensating' });
     expect(await txs.get('b5')).toMatchObject({ state: 'compensating', compensationId: compensation.transactionId, error });
     // an engine refund of that bet can no longer go out as a second rollback
-    expect(await claim(tx('rollback', 'rf5', 'r5', { referenceTransactionId: 'b5' }))).toEqual({ kind: 'round_closed' });
+    expect(await claim(tx('rollback', 'rf5', 'r5', { referenceTransactionId: 'b5' }))).toEqual({ kind: 'bet_already_refunded' });
 
     const comp = (await txs.get(compensation.transactionId))!;
     expect(comp).toMatchObject({ kind: 'rollback', state: 'pending', isCompensation: true, referenceTransactionId: 'b5' });
@@ -359,7 +372,7 @@ describe('transaction store', () => {
   });
 
   it('lists dead records until they are driven again', async () => {
-    await claim(tx('debit', 'b6', 'r6'));
+    await betApplied(tx('debit', 'b6', 'r6'));
     await claim(tx('credit', 'w6', 'r6', { referenceTransactionId: 'b6' }));
     const win = (await txs.get('w6'))!;
     await txs.settle(win, { state: 'dead', expect: ['pending'], note: 'retries-exhausted' });
@@ -370,7 +383,7 @@ describe('transaction store', () => {
   });
 
   it('refuses bets in an ending session but still takes wins', async () => {
-    await claim(tx('debit', 'b7', 'r7'));
+    await betApplied(tx('debit', 'b7', 'r7'));
     expect((await sessions.end({ sessionId, tokenRef: tokenRefOf('tok') }, lease())).kind).toBe('pending');
     expect(await claim(tx('debit', 'b7b', 'r7b'))).toEqual({ kind: 'session_ended' });
     expect(await claim(tx('credit', 'w7', 'r7', { referenceTransactionId: 'b7' }))).toEqual({ kind: 'claimed', sessionBalance: '100.00' });
@@ -380,7 +393,7 @@ describe('transaction store', () => {
   it('holds a round closer while earlier credits of its round are pending', async () => {
     const open = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const t = (kind: 'debit' | 'credit', id: string, extra: Partial<NewTransaction> = {}) => tx(kind, id, 'r8', { sessionId: open.sessionId, ...extra });
-    await claim(t('debit', 'b8'));
+    await betApplied(t('debit', 'b8'));
     expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
     expect(await claim(t('credit', 'w8b', { referenceTransactionId: 'b8', roundClosed: true }))).toEqual({ kind: 'deferred', sessionBalance: '1.00' });
     const first = (await txs.get('w8a'))!;

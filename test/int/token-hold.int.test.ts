@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import { compensationFor, compensationRef, replaceRefusedStandIn } from '../../src/duties/compensation';
+import { compensationFor, compensationRef, replaceFailedRollback } from '../../src/duties/compensation';
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { ensureRetryJob, QUEUE_NAMES, retryJobId, type RetryJobData } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
@@ -143,7 +143,7 @@ it.each([
 
   worker = await h.startWorker();
   const standIn = { store: h.store, enqueue: (ref: Parameters<typeof h.duties.enqueueRetry>[0]) => h.duties.enqueueRetry(ref, 0), now: Date.now, leaseMs: 5_000 };
-  await Promise.all([worker.sweepNow(), ...(racing ? [replaceRefusedStandIn(standIn, refund), ensureRetryJob(h.duties.queues, refund, 0)] : [])]);
+  await Promise.all([worker.sweepNow(), ...(racing ? [replaceFailedRollback(standIn, refund), ensureRetryJob(h.duties.queues, refund, 0)] : [])]);
   const settled = await waitFor('the bet compensated by its own rollback', async () => {
     const record = await h.store.get(bet.transactionId);
     return record?.state === 'compensated' ? record : undefined;

@@ -22,6 +22,7 @@ import type { RunningWorker } from '../../workers/worker';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
+import { exactDecimal } from '../../src/lib/money';
 
 let h: Harness;
 let worker: RunningWorker;
@@ -83,7 +84,7 @@ describe('sweeper', () => {
         roundId, walletRoundId: roundId, amount, currency: 'EUR', roundClosed: false, referenceTransactionId: null,
         bodyHash: `hash-${id}`, walletOperation: 'debit', walletBody, isCompensation: false, createdAt: Date.now(),
       },
-      amountMinor: String(Math.round(Number(amount) * 100)),
+      exactAmount: exactDecimal(amount),
       leaseUntil: Date.now() - 1,
     });
     return { id, walletBody };
@@ -158,6 +159,30 @@ describe('sweeper', () => {
     expect(await h.store.settle(record, start)).toBe(false);
   });
 
+  it('a run that stalled past its lock cannot overwrite the attempt of the run that replaced it', async () => {
+    const { id, record } = await pendingCreditWithoutJob();
+    const silent = createLogger({ level: 'silent', name: 'stale-run-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    // While this run's attempt is out, it stalls: its job is picked up again, and that run starts the next attempt.
+    const stalled = {
+      ...h.wallet,
+      send: async (...args: Parameters<typeof h.wallet.send>) => {
+        const outcome = await h.wallet.send(...args);
+        const now = (await h.store.get(id))!;
+        expect(await h.store.settle(now, { state: 'pending', expect: ['pending'], expectAttempts: now.attempts, attempts: now.attempts + 1, history: [...now.history, 'unknown'], inFlightUntil: Date.now() + 60_000 })).toBe(true);
+        return outcome;
+      },
+    };
+    const processRetry = createRetryProcessor({
+      store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: stalled, breaker: { allowsCalls: () => true, gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as never,
+      rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+      graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
+      now: () => Date.now() + 10_000,
+    });
+    expect(await processRetry({ data: { transactionId: id } } as Job<RetryJobData>)).toBe('settled-elsewhere');
+    // The newer run's start stands: its attempt is out, and the stale run's success did not end the record.
+    expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: record.attempts + 2, history: [...record.history, 'unknown', 'unknown'] });
+  });
+
   it('a run holding a half-open breaker\'s trial that loses the attempt\'s start to another run gives the slot back unsent', async () => {
     const { id, record } = await pendingCreditWithoutJob();
     const callsBefore = callsFor(h.sim, id).length;
@@ -225,7 +250,7 @@ describe('redrive', () => {
     // Its re-check made due now (the file's worker asks every DEAD_CHECK_INTERVAL_MS).
     await h.redis.zadd(keysFor(h.prefix).recheckIndex(), 0, debit.transactionId);
     await worker.deadCheckNow();
-    const late = compensationTransactionId(debit.transactionId, 'late');
+    const late = compensationTransactionId(debit.transactionId, 1);
     await h.inState(late, 'succeeded');
     await h.inState(debit.transactionId, 'compensated');
     expect(balance()).toBe(start);

@@ -4,7 +4,6 @@ import type { QueueDuties } from '../../src/duties/queues';
 import { afterInlineAttempt } from '../../src/duties/settlement';
 import { compensationFor } from '../../src/duties/compensation';
 import { createClosers, startWith, type Closers } from '../../src/lib/lifecycle';
-import { toMinor } from '../../src/lib/money';
 import { selfSignedCert } from '../../src/lib/self-signed-cert';
 import { waitFor } from '../../src/lib/wait-for';
 import { startGateway } from '../../src/main/gateway';
@@ -19,6 +18,7 @@ import { encodeRequest, type SessionFields, type WalletClient, type WalletOutcom
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
+import { exactDecimal } from '../../src/lib/money';
 
 /**
  * Real Redis, the real simulator over HTTP, a real gateway (startGateway: its stores, wallet client
@@ -190,7 +190,7 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
   }
 
   async function claim(record: NewTransaction, leaseMs = 10_000): Promise<TransactionRecord> {
-    const result = await store.claim({ record, amountMinor: toMinor(record.amount, 2).toString(), leaseUntil: Date.now() + leaseMs });
+    const result = await store.claim({ record, exactAmount: exactDecimal(record.amount), leaseUntil: Date.now() + leaseMs });
     if (result.kind !== 'claimed') throw new Error(`claim ${record.transactionId}: ${result.kind}`);
     return (await store.get(record.transactionId))!;
   }

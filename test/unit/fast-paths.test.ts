@@ -13,7 +13,7 @@ import { seeded } from '../support/seeded';
 const n = (text: string): LosslessNumber => new LosslessNumber(text);
 const MAX = '18446744073709551615';
 
-const ID_VALUES: unknown[] = ['', 'a', 'r-1', 'x'.repeat(36), 'x'.repeat(37), 'su\ud800', '\udc00\ud800', 't-\u{1F600}', 'é', ' ', n('7'), null, true, ['a'], {}];
+const ID_VALUES: unknown[] = ['', 'a', 'r-1', 'x'.repeat(36), 'x'.repeat(37), 'su\ud800', '\udc00\ud800', 't-\u{1F600}', 'é', ' ', 'gw-1', 'GW-x', 'gw', 'x-gw-', n('7'), null, true, ['a'], {}];
 const AMOUNT_VALUES: unknown[] = [n('0'), n('1'), n('1.50'), n('10.005'), n('-1'), n('1e5'), n('1.0E-2'), n(MAX), 5, '5', '1.50', null, false, undefined];
 const FLAG_VALUES: unknown[] = [true, false, undefined, null, 'true', n('1'), 0];
 const U64_VALUES: unknown[] = [n('0'), n('7'), n(MAX), n('18446744073709551616'), n('-1'), n('1.5'), n('1e3'), '7', MAX, '', '07', 7, 2 ** 53, -1, null, true];

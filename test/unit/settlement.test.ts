@@ -15,7 +15,7 @@ const unknown: WalletOutcome = { kind: 'unknown', reason: 'timeout', detail: 'de
 const credit = { kind: 'credit', isCompensation: false, transactionId: 'w-1', referenceTransactionId: 'b-1' } as const;
 const debit = { kind: 'debit', isCompensation: false } as const;
 const compensation = { kind: 'rollback', isCompensation: true, transactionId: compensationTransactionId('b-1'), referenceTransactionId: 'b-1' } as const;
-const lateCompensation = { ...compensation, transactionId: compensationTransactionId('b-1', 'late') } as const;
+const lateCompensation = { ...compensation, transactionId: compensationTransactionId('b-1', 1) } as const;
 const refundRecord = { kind: 'rollback', isCompensation: false, transactionId: 'r-1', referenceTransactionId: 'b-1' } as const;
 const inline = (over: Partial<InlineAttemptInput>): InlineAttemptInput => ({ record: credit, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });
 const retry = (over: Partial<RetryAttemptInput>): RetryAttemptInput => ({ record: credit, priorHistory: [12], attempts: 2, outcome: success('1.00'), unit: 'ms', now: 1000, ...over });

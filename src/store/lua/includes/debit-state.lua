@@ -7,24 +7,24 @@
   compensation replaces it, and `end` must not terminate the token the stake is rolled back on in
   either gap. `compensated` with a watch keeps the debit in the re-check index (contract 5.4, the
   watch set holds the terminate); any other state lets it expire, without its body.
-  `tokenPendingPrefix`: the token pending set's key without the token ref (same shard as the debit).
+  `debitTokenPendingKey`: the pending set of the debit's own token (declared by the caller, which
+  checked it against the debit's token_ref).
   Needs includes/drop-body.
 ]]
-local function moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
+local function moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
   if debitState == '' or redis.call('HGET', debitKey, 'compensation_id') ~= id then return end
   redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
-  local debit = redis.call('HMGET', debitKey, 'id', 'token_ref')
-  local debitTokenPendingKey = tokenPendingPrefix .. debit[2]
+  local debitId = redis.call('HGET', debitKey, 'id')
   if debitState == 'compensating' or debitState == 'dead' then
     redis.call('PERSIST', debitKey)
-    redis.call('SADD', debitTokenPendingKey, debit[1])
+    redis.call('SADD', debitTokenPendingKey, debitId)
     return
   end
-  redis.call('SREM', debitTokenPendingKey, debit[1])
+  redis.call('SREM', debitTokenPendingKey, debitId)
   if watchUntil ~= '' then
     redis.call('HSET', debitKey, 'recheck_until', watchUntil)
     redis.call('PERSIST', debitKey)
-    redis.call('ZADD', recheckKey, firstRecheck, debit[1])
+    redis.call('ZADD', recheckKey, firstRecheck, debitId)
   else
     redis.call('EXPIRE', debitKey, retentionSeconds)
     dropBody(debitKey)

@@ -30,6 +30,7 @@
     KEYS[8] re-check index
     KEYS[9] the record's attempt log
     KEYS[10] token's watched debits
+    KEYS[11] the referenced debit's token's pending set (the record's own token's, as a first guess)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   transaction id
@@ -48,20 +49,21 @@
     [13]  the debit's first re-check (ms)
     [14]  the attempt this settle records, as an attempt-log entry ('' = none)
     [15]  the attempt log's cap (entries)
-    [16]  the token pending sets' key prefix (the referenced debit's is this + its token ref)
+    [16]  the token ref KEYS[11] belongs to
     [17..] field/value pairs to set (an empty value deletes the field)
 
-  Output: 1 applied, 0 not (missing, or not in an expected state)
+  Output: 1 applied, 0 not (missing, or not in an expected state), {'token', ref}: nothing done,
+  the debit this record moves holds another token (KEYS[11] must be that token's pending set)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, sessionKey, debitKey, recheckKey, attemptsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local tokenWatchKey = KEYS[10]
+local tokenWatchKey, debitTokenPendingKey = KEYS[10], KEYS[11]
 local args = cjson.decode(ARGV[1])
 local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
-local tokenPendingPrefix = args[16]
+local declaredDebitToken = args[16]
 local FIRST_FIELD = 17
 
 --- @include "includes/pending-index"
@@ -80,6 +82,10 @@ local current = redis.call('HGET', txKey, 'state')
 if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
+if debitState ~= '' and debitKey ~= txKey and redis.call('HGET', debitKey, 'compensation_id') == id then
+  local debitToken = redis.call('HGET', debitKey, 'token_ref')
+  if debitToken ~= declaredDebitToken then return {'token', debitToken} end
+end
 
 setFields(txKey, args, FIRST_FIELD, #args)
 if newState == 'dead' then
@@ -108,6 +114,8 @@ if releaseRound then
   if r[1] == id then redis.call('HDEL', roundKey, 'bet', 'bet_round', 'bet_amount') end
   if r[2] == id then redis.call('HDEL', roundKey, 'closed_by') end
   if r[3] == id then redis.call('HDEL', roundKey, 'rollback') end
+  -- A win refused before any acknowledgement no longer keeps its bet from being refunded.
+  if redis.call('HGET', txKey, 'kind') == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
 end
 
 if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
@@ -118,10 +126,10 @@ end
 if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debitKey, 'compensation_id') == id then
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
-moveDebit(debitKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck, tokenPendingPrefix)
+moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
 
 -- A refund refused for good that stood in for a debit's compensation: the debit's own compensation
--- takes over right after this settle (replaceRefusedStandIn). Should that process die first, with
+-- takes over right after this settle (replaceFailedRollback). Should that process die first, with
 -- no job of the refund behind it, the sweeper finds the debit here.
 if newState == 'failed' and debitKey ~= txKey and redis.call('HGET', debitKey, 'state') == 'compensating'
     and redis.call('HGET', debitKey, 'compensation_id') == id then

@@ -1,6 +1,6 @@
 --[[
-  Claims a transaction id before any wallet call: idempotency, the session's state and the round
-  rules, decided and recorded in one step. A record marked `reclaim` (a bet refused unsent, its
+  Claims a transaction id before any wallet call: idempotency, the session's state, the round
+  rules and the fate of a win's or refund's bet (contract 5.2), decided and recorded in one step. A record marked `reclaim` (a bet refused unsent, its
   claim not durable) is no answer to a repeat: the repeat is claimed afresh.
 
   Input:
@@ -13,6 +13,7 @@
     KEYS[7] token's sessions
     KEYS[8] time index (operators)
     KEYS[9] the player's recent records (operators)
+    KEYS[10] the bet a win or refund names (a bet: its own record again)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   kind: debit | credit | rollback
@@ -21,27 +22,31 @@
     [4]   round closed: '1' | '0'
     [5]   reference id (the engine's bet_transaction_id; '' for a debit)
     [6]   the engine's round id
-    [7]   amount in minor units
+    [7]   amount as exact decimal text, trailing fraction zeros dropped
     [8]   round retention (seconds)
     [9]   transaction id
     [10]  session ttl (seconds; '' leaves the expiry)
     [11]  created at (ms)
     [12]  how many of the player's recent records are kept
-    [13..] the new record's field/value pairs
+    [13]  currency
+    [14]  the prefix of the ids the gateway derives (its compensations')
+    [15..] the new record's field/value pairs
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
-                                     round_has_bet | bet_not_found | bet_already_refunded | amount_mismatch
+                                     round_has_bet | bet_not_found | bet_already_refunded | amount_mismatch |
+                                     currency_mismatch | in_progress | bet_not_open
     {'claimed' | 'deferred', session balance}
     {'duplicate', session balance or nil, record field/value pairs...}
 ]]
 local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local tokenKey, tokenSessionsKey, timeKey, playerKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local tokenKey, tokenSessionsKey, timeKey, playerKey, betKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local args = cjson.decode(ARGV[1])
 local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[4] == '1'
-local referenceId, engineRoundId, amountMinor = args[5], args[6], args[7]
-local retentionSeconds, id, sessionTtl, createdAt, playerCap = args[8], args[9], args[10], args[11], args[12]
-local FIRST_FIELD = 13
+local referenceId, engineRoundId, amount = args[5], args[6], args[7]
+local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
+local derivedPrefix = args[14]
+local FIRST_FIELD = 15
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -69,18 +74,33 @@ if sessionState == 'ended' or (kind == 'debit' and sessionState ~= 'open') then 
 -- Once the token's terminate is decided, nothing new may need the token (contract 5.6).
 if redis.call('HGET', tokenKey, 'state') then return {'session_ended'} end
 
-local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open')
-local bet, betRound, betAmount, closedBy, rollback, open = round[1], round[2], round[3], round[4], round[5], round[6]
-if closedBy then return {'round_closed'} end
+local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open', 'wins')
+local bet, betRound, betAmount, closedBy, rollback, open, wins = round[1], round[2], round[3], round[4], round[5], round[6], round[7]
+-- A round closed by the gateway's own compensation was not closed by an engine call: a win or
+-- refund there learns that its bet was rolled back (below).
+local closedByCompensation = closedBy and string.lower(string.sub(closedBy, 1, #derivedPrefix)) == derivedPrefix
+if closedBy and (kind == 'debit' or not closedByCompensation) then return {'round_closed'} end
 if kind == 'debit' then
   if bet then return {'round_has_bet'} end
-elseif kind == 'credit' then
-  if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
 else
-  -- A refund names the round's own bet: it may stand in for that bet's compensation, never another's.
+  -- A win or refund names the round's own bet: a refund may stand in for that bet's compensation,
+  -- never another's.
   if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
-  if rollback then return {'bet_already_refunded'} end
-  if betAmount ~= amountMinor then return {'amount_mismatch'} end
+  local betRecord = redis.call('HMGET', betKey, 'state', 'currency')
+  local betState = betRecord[1]
+  if not betState then return {'bet_not_found'} end
+  if betRecord[2] ~= currency then return {'currency_mismatch'} end
+  if kind == 'credit' then
+    -- A win follows its bet's fate: paid only on a debit that succeeded and was not reversed.
+    if betState == 'pending' then return {'in_progress'} end
+    if betState ~= 'succeeded' or rollback then return {'bet_not_open'} end
+  else
+    if rollback then return {'bet_already_refunded'} end
+    -- Refunds and wins exclude each other (a refund while the bet is still at the wallet may stand
+    -- in for its compensation).
+    if tonumber(wins or '0') > 0 then return {'bet_not_open'} end
+    if betAmount ~= amount then return {'amount_mismatch'} end
+  end
 end
 
 redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
@@ -95,9 +115,12 @@ if kind ~= 'debit' then
 end
 if deferred then redis.call('HSET', txKey, 'deferred', '1') end
 if kind == 'debit' then
-  redis.call('HSET', roundKey, 'bet', id, 'bet_round', engineRoundId, 'bet_amount', amountMinor)
+  redis.call('HSET', roundKey, 'bet', id, 'bet_round', engineRoundId, 'bet_amount', amount)
 elseif kind == 'rollback' then
   redis.call('HSET', roundKey, 'rollback', id)
+else
+  -- Taken back by the settle that refuses it (releaseRound), as the round's other holds are.
+  redis.call('HINCRBY', roundKey, 'wins', 1)
 end
 if closesRound then redis.call('HSET', roundKey, 'closed_by', id) end
 redis.call('EXPIRE', roundKey, retentionSeconds)

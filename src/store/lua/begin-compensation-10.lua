@@ -23,6 +23,7 @@
     KEYS[7] time index (operators)
     KEYS[8] the player's recent records (operators)
     KEYS[9] token's watched debits
+    KEYS[10] the round's engine refund, when the caller read one there (the compensation record otherwise)
 
     ARGV[1] debit id
     ARGV[2] compensation id
@@ -32,19 +33,20 @@
     ARGV[6] the compensation's created at (ms)
     ARGV[7] how many of the player's recent records are kept
     ARGV[8] compensating: the refused stand-in the debit must still name ('' otherwise)
-    ARGV[9] the transaction key prefix (a linked refund's record is this + its id)
+    ARGV[9] the id of the round's rollback KEYS[10] names ('' = none read)
     ARGV[10] n: how many of the following arguments are the debit's field/value pairs
     ARGV[11 .. 10+n] the debit's field/value pairs (an empty value deletes the field)
     ARGV[11+n ..]    the compensation's field/value pairs
 
   Output:
     {'not_pending', debit state or ''}   not in the expected state (or that compensation exists already)
+    {'reread', rollback id or ''}        nothing done: the round's rollback is another than ARGV[9] (read it, call again)
     {'created' | 'linked', compensation id}   ('linked' also when the refund was final already)
 ]]
 local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local timeKey, playerKey, tokenWatchKey = KEYS[7], KEYS[8], KEYS[9]
+local timeKey, playerKey, tokenWatchKey, refundKey = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local createdAt, playerCap, standIn, txPrefix, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
+local createdAt, playerCap, standIn, declaredRefund, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local FIRST_DEBIT_FIELD = 11
 local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 
@@ -65,7 +67,8 @@ local rollback, bet = round[1], round[2]
 local result = 'created'
 local debitState = 'compensating'
 if expectedState == 'pending' and rollback and rollback ~= compId and bet == debitId then
-  local refundState = redis.call('HGET', txPrefix .. rollback, 'state')
+  if rollback ~= declaredRefund then return {'reread', rollback} end
+  local refundState = redis.call('HGET', refundKey, 'state')
   -- A refund whose record is gone, or refused for good, stands in for nothing.
   if refundState and refundState ~= 'failed' then
     compId = rollback
