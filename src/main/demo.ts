@@ -14,6 +14,7 @@ const DEFAULTS: Sizes = {
   workers: 1,
   chaosRate: 0.2,
   kills: 0,
+  pauses: 0,
   redisRestarts: 0,
   walletFaultEveryMs: 0,
   outageSeconds: 0,

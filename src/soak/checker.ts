@@ -9,6 +9,8 @@ import { isAccepted, needsResend, shortReply, type EngineHistory, type EngineTra
  * unit-tested on synthetic histories. Money is bigint minor units throughout.
  *
  * lost    = acknowledged wins/refunds not applied + refused debits applied and not rolled back
+ *           + wins paid on a bet the engine was told failed + bets both won and refunded (contract 5.2:
+ *           the house's money moved the wrong way, though each call matches what the engine was told)
  * doubled = transactions the wallet applied more than once
  * drift   = players whose wallet balance differs from the one the engine's history implies
  */
@@ -54,11 +56,13 @@ export type FindingKind =
   | 'not-terminated'
   | 'acknowledged-failed'
   | 'foreign-refund'
-  | 'cut-off';
+  | 'cut-off'
+  | 'win-without-bet'
+  | 'win-and-refund';
 
 /** Kinds that make up the closing line; the others are reported but are not money out of place by themselves. */
 export const COUNTED: Readonly<Record<'lost' | 'doubled' | 'drift', readonly FindingKind[]>> = {
-  lost: ['lost-win', 'lost-refund', 'unrolled-debit'],
+  lost: ['lost-win', 'lost-refund', 'unrolled-debit', 'win-without-bet', 'win-and-refund'],
   doubled: ['doubled'],
   drift: ['drift'],
 };
@@ -234,6 +238,7 @@ export function reconcile(input: CheckInput): Reconciliation {
     }
   }
 
+  findings.push(...betFateFindings(history));
   for (const t of ledger.transactions) {
     if (t.timesApplied > 1) find('doubled', null, `${t.op} ${t.transactionId} was applied ${t.timesApplied} times`, t.playerId);
   }
@@ -271,6 +276,33 @@ export function reconcile(input: CheckInput): Reconciliation {
     records: recordSummary,
     tokens: { total: history.players.length, terminated: history.players.filter((p) => input.terminatedTokens.has(p.token)).length },
   };
+}
+
+/**
+ * Contract 5.2: a win follows its bet's fate, and refunds and wins exclude each other. A win
+ * accepted on a bet the engine was told failed, or a bet with both an accepted win and an accepted
+ * refund, moved money the wrong way even where the wallet matches what the engine was told.
+ */
+function betFateFindings(history: EngineHistory): Finding[] {
+  const byId = new Map(history.transactions.map((t) => [t.transactionId, t]));
+  const accepted = (t: EngineTransaction): boolean => verdictOf(t).verdict === 'accepted';
+  const findings: Finding[] = [];
+  const settledBets = new Map<string, Set<EngineTransaction['kind']>>();
+  for (const tx of history.transactions) {
+    if (tx.kind === 'debit' || tx.foreignBet || tx.betTransactionId === null || !accepted(tx)) continue;
+    const bet = byId.get(tx.betTransactionId);
+    if (tx.kind === 'credit' && bet !== undefined && !accepted(bet)) {
+      findings.push({ kind: 'win-without-bet', playerId: tx.playerId, transactionId: tx.transactionId, detail: `win answered ${describeReplies(tx)} on bet ${bet.transactionId}, which was answered ${describeReplies(bet)}` });
+    }
+    const kinds = settledBets.get(tx.betTransactionId) ?? new Set();
+    kinds.add(tx.kind);
+    settledBets.set(tx.betTransactionId, kinds);
+  }
+  for (const [betId, kinds] of settledBets) {
+    const bet = byId.get(betId);
+    if (kinds.size > 1) findings.push({ kind: 'win-and-refund', playerId: bet?.playerId ?? null, transactionId: betId, detail: `bet ${betId} has both an accepted win and an accepted refund` });
+  }
+  return findings;
 }
 
 /** A refusal that only an ended session or a terminated token explains. */

@@ -15,6 +15,7 @@ export type Sizes = Pick<
   | 'workers'
   | 'chaosRate'
   | 'kills'
+  | 'pauses'
   | 'redisRestarts'
   | 'walletFaultEveryMs'
   | 'walletTimeoutMs'
@@ -36,6 +37,7 @@ const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' |
   gateways: 'gateways',
   workers: 'workers',
   kills: 'kills',
+  pauses: 'pauses',
   redisRestarts: 'redis-restarts',
   walletFaultEveryMs: 'wallet-fault-every-ms',
   walletTimeoutMs: 'wallet-timeout-ms',
@@ -87,7 +89,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   const sizes: { -readonly [K in keyof Sizes]: Sizes[K] } = { ...defaults };
   for (const [key, flag] of Object.entries(FLAGS) as [keyof typeof FLAGS, string][]) {
     const given = v[flag];
-    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'redisRestarts' || key === 'walletFaultEveryMs' || key === 'outageSeconds' || key === 'minReplicas' ? 0 : 1);
+    if (typeof given === 'string') sizes[key] = integer(flag, given, key === 'seed' || key === 'kills' || key === 'pauses' || key === 'redisRestarts' || key === 'walletFaultEveryMs' || key === 'outageSeconds' || key === 'minReplicas' ? 0 : 1);
   }
   const rate = v['chaos-rate'];
   if (typeof rate === 'string') {

@@ -197,6 +197,16 @@ export class EngineClient {
     return reasons.length > 0 ? reasons.join('; ') : null;
   }
 
+  /**
+   * An operator's resolution of a dead record after checking the wallet
+   * (POST /admin/api/transactions/{id}/resolve): the HTTP status and the state the record moved to.
+   */
+  async resolve(transactionId: string, outcome: 'applied' | 'not_applied' | 'bet_not_applied', note: string): Promise<{ status: number; stateAfter: string | undefined }> {
+    const url = `${this.options.gateways[0] as string}/admin/api/transactions/${encodeURIComponent(transactionId)}/resolve`;
+    const raw = await this.once('POST', url, JSON.stringify({ note, outcome }), this.adminAuth);
+    return { status: raw.status, stateAfter: text(raw.body?.state_after) };
+  }
+
   /** The operator's bulk redrive of every dead record (POST /admin/transactions/redrive): the ids redriven. */
   async redriveDead(): Promise<string[]> {
     const raw = await this.once('POST', `${this.options.gateways[0] as string}/admin/transactions/redrive`, '{}', this.adminAuth);

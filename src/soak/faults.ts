@@ -18,6 +18,9 @@ export interface Killable {
   kill(): Promise<void>;
   /** Starts it again and resolves once it serves. */
   restart(): Promise<void>;
+  /** A worker: stops it (SIGSTOP) without killing it, and lets it go on (SIGCONT). */
+  pause?(): void;
+  resume?(): void;
 }
 
 export interface SchedulerOptions {
@@ -27,6 +30,9 @@ export interface SchedulerOptions {
   readonly walletFaultEveryMs: number;
   readonly walletTimeoutMs: number;
   readonly kills: number;
+  /** Worker pauses (SIGSTOP, then SIGCONT after pauseMs): a run stalled past its lock meets the run that replaced it. */
+  readonly pauses: number;
+  readonly pauseMs: number;
   readonly redisRestarts: number;
   readonly processes: readonly Killable[];
   readonly redis: Killable | undefined;
@@ -51,6 +57,7 @@ export type WalletFaultKind =
 export interface SchedulerCounts {
   walletFaults: Record<WalletFaultKind, number>;
   kills: Record<string, number>;
+  pauses: number;
   redisRestarts: number;
 }
 
@@ -82,6 +89,7 @@ export class FaultScheduler {
       'terminate-unknown': 0,
     },
     kills: {},
+    pauses: 0,
     redisRestarts: 0,
   };
   private readonly rng: () => number;
@@ -89,6 +97,7 @@ export class FaultScheduler {
   private watcher: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly killAt: number[];
+  private readonly pauseAt: number[];
   private readonly redisAt: number[];
   private readonly slowOps = new Set<TransactionAction>();
   /** The first failure of a kill or restart: the run cannot be trusted past it. */
@@ -100,6 +109,7 @@ export class FaultScheduler {
   constructor(private readonly options: SchedulerOptions) {
     this.rng = mulberry32(options.seed ^ 0x5eed);
     this.killAt = points(options.kills, 0.5);
+    this.pauseAt = points(options.pauses, 0.25);
     this.redisAt = points(options.redisRestarts, 0.75);
     this.outageAt = options.outageSeconds > 0 ? [OUTAGE_AT] : [];
   }
@@ -120,6 +130,7 @@ export class FaultScheduler {
     clearInterval(this.watcher);
     await this.settled();
     for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
+    for (; this.pauseAt.length > 0; this.pauseAt.shift()) await this.settled(this.pauseOne());
     for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
     for (; this.outageAt.length > 0; this.outageAt.shift()) await this.settled(this.walletDown());
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
@@ -128,6 +139,7 @@ export class FaultScheduler {
   /** Like `stop()`, but the kills and restarts still planned are dropped (the run is over early). */
   async abort(): Promise<void> {
     this.killAt.length = 0;
+    this.pauseAt.length = 0;
     this.redisAt.length = 0;
     this.outageAt.length = 0;
     await this.stop();
@@ -202,6 +214,10 @@ export class FaultScheduler {
       this.killAt.shift();
       this.track(this.killOne());
     }
+    while (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.inFlight.size === 0) {
+      this.pauseAt.shift();
+      this.track(this.pauseOne());
+    }
     while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.options.redis) {
       this.redisAt.shift();
       this.track(this.restartRedis(this.options.redis));
@@ -229,6 +245,18 @@ export class FaultScheduler {
     this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
     await new Promise((r) => setTimeout(r, downMs));
     await victim.restart();
+  }
+
+  /** A worker stopped past its job lock: its jobs are handed to another run, and then it goes on. */
+  private async pauseOne(): Promise<void> {
+    const pausable = this.options.processes.filter((p) => p.pause !== undefined && p.resume !== undefined);
+    if (pausable.length === 0) return;
+    const victim = this.pick(pausable);
+    this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
+    victim.pause?.();
+    await new Promise((r) => setTimeout(r, this.options.pauseMs));
+    victim.resume?.();
+    this.counts.pauses += 1;
   }
 
   private async walletDown(): Promise<void> {

@@ -79,9 +79,21 @@ export interface SessionEnd {
  * - `end-while-win-pending`: `end` sent while a win of the session was answered 202 and still retried;
  * - `end-while-win-in-flight`: `end` and a win of the session sent at the same moment;
  * - `end-older-session`: after a relaunch, the older session ended while the newer one plays on;
- * - `foreign-refund`: a refund naming another round's bet or a bet never sent.
+ * - `foreign-refund`: a refund naming another round's bet or a bet never sent;
+ * - `win-before-bet-answer`: a win sent while its bet is still at the wallet (contract 5.2);
+ * - `refund-win-pair`: a win and a refund of one bet in an open round, either first (contract 5.2);
+ * - `relaunch-repeat`: a call repeated byte for byte through a relaunched session (contract 5.1);
+ * - `operator-resolution`: the run's operator resolves a dead compensation after checking the wallet (contract 5.4).
  */
-export type InterleavingKind = 'end-while-win-pending' | 'end-while-win-in-flight' | 'end-older-session' | 'foreign-refund';
+export type InterleavingKind =
+  | 'end-while-win-pending'
+  | 'end-while-win-in-flight'
+  | 'end-older-session'
+  | 'foreign-refund'
+  | 'win-before-bet-answer'
+  | 'refund-win-pair'
+  | 'relaunch-repeat'
+  | 'operator-resolution';
 
 export interface Interleaving {
   readonly kind: InterleavingKind;

@@ -39,10 +39,23 @@ export interface WalletFaultsMet {
   readonly heldWins: number;
   /** Terminates slowed down so a win racing the `end` meets them at the wallet. */
   readonly slowTerminates: number;
+  /** Bets held at the wallet so their win is sent before their answer. */
+  readonly slowBets: number;
+  /** Bets applied with the answer lost whose compensation the wallet refuses for good (for the operator). */
+  readonly deadCompensations: number;
 }
 
 const ALL_COUNTED = new Set([...COUNTED.lost, ...COUNTED.doubled, ...COUNTED.drift]);
-const INTERLEAVINGS: readonly InterleavingKind[] = ['end-while-win-pending', 'end-while-win-in-flight', 'end-older-session', 'foreign-refund'];
+const INTERLEAVINGS: readonly InterleavingKind[] = [
+  'end-while-win-pending',
+  'end-while-win-in-flight',
+  'end-older-session',
+  'foreign-refund',
+  'win-before-bet-answer',
+  'refund-win-pair',
+  'relaunch-repeat',
+  'operator-resolution',
+];
 
 function kv(record: Readonly<Record<string, string | number | boolean>>): string {
   const entries = Object.entries(record);
@@ -64,7 +77,8 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(
     `engine: rounds ${s.rounds}, bets ${s.bets}, wins ${s.wins}, refunds ${s.refunds}, duplicates ${s.duplicates}, concurrent rounds ${s.concurrentRounds}, ` +
       `resends ${r.resends}, launches ${s.launches} (relaunches ${s.relaunches}, failed ${s.launchFailures}, sends unanswered ${s.launchesUnanswered}), sessions ended ${s.sessionsEnded} ` +
-      `(${s.sessionsEndPending} answered 202, ${s.olderSessionsEnded} older sessions), tokens terminated ${rec.tokens.terminated} of ${rec.tokens.total}, bets after end ${s.endedSessionBets}`,
+      `(${s.sessionsEndPending} answered 202, ${s.olderSessionsEnded} older sessions), tokens terminated ${rec.tokens.terminated} of ${rec.tokens.total}, bets after end ${s.endedSessionBets}, ` +
+      `repeats through a relaunch ${s.relaunchRepeats}`,
   );
   lines.push(`interleavings met: ${INTERLEAVINGS.map((k) => `${k} ${r.interleavings.filter((i) => i.kind === k).length}`).join(', ')}`);
   for (const kind of INTERLEAVINGS) {
@@ -77,13 +91,13 @@ export function renderReport(r: ReportInput): string[] {
   lines.push(
     `late debits: armed ${armed?.['late-debit'] ?? 0}, met ${m.lateDebits}, applied late ${m.lateDebitsApplied}, not applied: ${kv(m.lateDebitsRefused)}; ` +
       `terminate faults: armed ${armed?.['terminate-code'] ?? 0} code + ${armed?.['terminate-unknown'] ?? 0} unknown outcome, met ${m.terminateFaults}; ` +
-      `arranged: held wins ${m.heldWins}, slow terminates ${m.slowTerminates}`,
+      `arranged: held wins ${m.heldWins}, slow terminates ${m.slowTerminates}, slow bets ${m.slowBets}, dead compensations ${m.deadCompensations}`,
   );
   lines.push(`wallet faults met: ${kv(r.walletFaults)}`);
   if (r.scheduler) {
     lines.push(`armed faults: ${kv(r.scheduler.walletFaults)}`);
     const kills = Object.values(r.scheduler.kills).reduce((a, b) => a + b, 0);
-    lines.push(`kills: ${kills} (${kv(r.scheduler.kills)}), restarts: ${kills + r.scheduler.redisRestarts}, redis restarts: ${r.scheduler.redisRestarts}`);
+    lines.push(`kills: ${kills} (${kv(r.scheduler.kills)}), restarts: ${kills + r.scheduler.redisRestarts}, redis restarts: ${r.scheduler.redisRestarts}, worker pauses past the lock: ${r.scheduler.pauses}`);
   }
   if (r.failovers !== undefined && r.failovers.length > 0) lines.push(`primary kills: ${r.failovers.length} (failovers ${r.failovers.join(', ')})`);
   lines.push(`records: ${rec.records.total} (${kv(rec.records.byState)}), compensations ${rec.records.compensations}, dead ${rec.records.dead.length}; settled in ${r.settledInMs} ms`);

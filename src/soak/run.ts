@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
+import { compensationTransactionId } from '../duties/compensation-id';
+import { lockSettings } from '../../workers/worker';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
-import { isAccepted, type EngineHistory } from './history';
+import { isAccepted, type EngineHistory, type Interleaving } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
 import { ClusterTopology } from '../lib/redis-cluster';
@@ -45,6 +47,8 @@ export interface RunOptions {
   /** REDIS_MIN_REPLICAS of the gateways with `sentinel` or `cluster` (contract 9). */
   readonly minReplicas: number;
   readonly kills: number;
+  /** SIGSTOP a worker past its job lock, then SIGCONT, this many times (its runs are picked up again meanwhile). */
+  readonly pauses: number;
   readonly redisRestarts: number;
   /** 0 = chaos only. */
   readonly walletFaultEveryMs: number;
@@ -101,6 +105,25 @@ const OPERATOR_SETTLE_MS = 60_000;
 
 function isDead(view: RecordView | null | undefined): boolean {
   return view?.state === 'dead' || view?.compensation?.state === 'dead';
+}
+
+/**
+ * The operator's look at the wallet for each dead bet (its compensation dead): a rollback the
+ * wallet never applied is resolved "not applied", which re-opens the bet (contract 5.4: it is
+ * rolled back anew); one the wallet holds is resolved "applied". Every other dead record is left
+ * to the bulk redrive.
+ */
+async function resolveDeadCompensations(client: EngineClient, sim: RunningSimulator, records: ReadonlyMap<string, RecordView | null>, deadIds: readonly string[]): Promise<Interleaving[]> {
+  const met: Interleaving[] = [];
+  for (const id of deadIds) {
+    const compensation = records.get(id)?.compensation;
+    if (compensation?.state !== 'dead') continue;
+    const applied = sim.ledger.appliedCount(compensation.transaction_id) > 0;
+    const outcome = applied ? 'applied' : 'not_applied';
+    const answer = await client.resolve(id, outcome, applied ? 'the rollback is at the wallet' : 'the wallet shows no such rollback');
+    met.push({ kind: 'operator-resolution', playerId: '', sessionId: '', transactionId: id, outcome: `compensation dead, ${applied ? 'applied' : 'not applied'} at the wallet: resolved ${outcome}, ${answer.status} → ${answer.stateAfter ?? '?'}` });
+  }
+  return met;
 }
 
 function isFinal(view: RecordView | null | undefined): boolean {
@@ -256,7 +279,13 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       const p = nodeProcess(`worker-${i + 1}`, 'workers/main.ts', env, runDir);
       watch(p);
       cluster.processes.push(p);
-      killables.push({ name: p.name, kill: async () => void (await p.kill()), restart: () => p.start() });
+      killables.push({
+        name: p.name,
+        kill: async () => void (await p.kill()),
+        restart: () => p.start(),
+        pause: () => p.signalGroup('SIGSTOP'),
+        resume: () => p.signalGroup('SIGCONT'),
+      });
     }
     await Promise.all(killables.map((k) => k.restart()));
 
@@ -269,7 +298,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       resendDeadlineMs: 120_000,
     });
     const progress = new ProgressBar(o.players * o.rounds, 'rounds', o.err);
-    const arranged = { heldWins: 0, slowTerminates: 0 };
+    const arranged = { heldWins: 0, slowTerminates: 0, slowBets: 0, deadCompensationBets: new Set<string>() };
     const arrange: Arrangements = {
       holdWin: (transactionId, times) => {
         arranged.heldWins += 1;
@@ -278,6 +307,16 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       slowTerminate: () => {
         arranged.slowTerminates += 1;
         sim.faults.delayNext('terminate', 1, Math.round(o.walletTimeoutMs * 0.6));
+      },
+      slowBet: (transactionId) => {
+        arranged.slowBets += 1;
+        // Mostly answered within the gateway's deadline, a third of them past it (refused, compensated).
+        sim.faults.delayNext('debit', 1, Math.round(o.walletTimeoutMs * (0.3 + (arranged.slowBets % 3) * 0.45)), { transactionId });
+      },
+      deadCompensation: (transactionId) => {
+        arranged.deadCompensationBets.add(transactionId);
+        sim.faults.applyThenDrop('debit', 1, { mode: 'reset', transactionId });
+        sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: compensationTransactionId(transactionId) });
       },
     };
     const engine = new ScriptedEngine({
@@ -293,7 +332,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       onRound: () => progress.tick(),
       arrange,
     });
-    const withFaults = o.kills > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0 || o.outageSeconds > 0;
+    const withFaults = o.kills > 0 || o.pauses > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0 || o.outageSeconds > 0;
     const scheduler = withFaults
       ? new FaultScheduler({
           seed: o.seed,
@@ -301,6 +340,9 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
           walletFaultEveryMs: o.walletFaultEveryMs,
           walletTimeoutMs: o.walletTimeoutMs,
           kills: o.kills,
+          pauses: o.pauses,
+          // Past the job lock, and past the next stall check that hands its jobs to another run.
+          pauseMs: 2 * lockSettings(o.walletTimeoutMs).lockDuration + 2_000,
           redisRestarts: o.redisRestarts,
           processes: killables,
           redis: o.redisRestarts > 0 ? redis.fault : undefined,
@@ -324,12 +366,15 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     const settleStart = Date.now();
     const settleDeadline = settleStart + o.settleTimeoutMs;
     // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
-    await guard(lateWork(sim, history, settleDeadline, o.err));
+    // (A bet whose compensation the wallet was set to refuse for good waits for the operator below.)
+    await guard(lateWork(sim, history, settleDeadline, o.err, arranged.deadCompensationBets));
     const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
     // The operator's part (contract 5.6: dead work holds its token until an operator redrives or
     // resolves it): with the wallet healthy again, every dead record is redriven once, in bulk.
     const deadIds = [...records].filter(([, view]) => isDead(view)).map(([id]) => id);
-    const operator = { dead: deadIds.length, redriven: 0 };
+    const operator = { dead: deadIds.length, redriven: 0, resolved: 0 };
+    const resolutions = await guard(resolveDeadCompensations(client, sim, records, deadIds));
+    operator.resolved = resolutions.length;
     let workDeadline = settleDeadline;
     if (deadIds.length > 0) {
       operator.redriven = (await guard(client.redriveDead())).length;
@@ -363,6 +408,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       terminateFaults: calls.filter((c) => c.operation === 'terminate' && c.faultSource === 'armed' && c.fault !== 'latency').length,
       heldWins: arranged.heldWins,
       slowTerminates: arranged.slowTerminates,
+      slowBets: arranged.slowBets,
+      deadCompensations: arranged.deadCompensationBets.size,
     };
     const lines = renderReport({
       title: o.title,
@@ -376,6 +423,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'chaos rate': o.chaosRate,
         'wallet fault every ms': o.walletFaultEveryMs,
         kills: o.kills,
+        'worker pauses': o.pauses,
         'redis restarts': o.redisRestarts,
         'redis aof': o.aof ? 'always' : 'off',
         topology: redis.description,
@@ -385,7 +433,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'session ttl s': sessionTtlSeconds(o),
       },
       script: engine.counts,
-      interleavings: history.interleavings,
+      interleavings: [...history.interleavings, ...resolutions],
       resends: client.resends,
       walletFaults,
       faultsMet,
@@ -410,7 +458,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     if (operator.dead > 0) {
       const still = [...records.values()].filter(isDead).length;
-      lines.splice(lines.length - 1, 0, `operator: ${operator.dead} records dead after the run, ${operator.redriven} redriven in bulk, ${still} dead after that`);
+      lines.splice(lines.length - 1, 0, `operator: ${operator.dead} records dead after the run, ${operator.resolved} compensations resolved after a look at the wallet, ${operator.redriven} redriven in bulk, ${still} dead after that`);
     }
     // Where the run's keys ended up (a cluster: the spread of the shards over the masters).
     if (redis.spread !== undefined) lines.splice(lines.length - 1, 0, await redis.spread());
@@ -469,8 +517,10 @@ function endedTokens(history: EngineHistory): string[] {
  * that the wallet applied (late) is rolled back, or the deadline passes: the gateway's re-checks
  * of "never applied" debits must have had their chance before the books are read.
  */
-async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline: number, err: NodeJS.WriteStream): Promise<void> {
-  const refusedBets = history.transactions.filter((t) => t.kind === 'debit' && verdictOf(t).verdict === 'refused').map((t) => t.transactionId);
+async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline: number, err: NodeJS.WriteStream, awaitingOperator: ReadonlySet<string>): Promise<void> {
+  const refusedBets = history.transactions
+    .filter((t) => t.kind === 'debit' && verdictOf(t).verdict === 'refused' && !awaitingOperator.has(t.transactionId))
+    .map((t) => t.transactionId);
   for (let pass = 0; ; pass += 1) {
     const held = sim.calls().filter((c) => c.fault === 'latency' && c.code === undefined).length;
     const owed = refusedBets.filter((id) => {

@@ -48,6 +48,10 @@ export interface Arrangements {
   holdWin(transactionId: string, times: number): void;
   /** The next terminate reaches the wallet late (still within the gateway's deadline): a win can be claimed while it is at the wallet. */
   slowTerminate(): void;
+  /** This bet's debit reaches the wallet late (sometimes past the gateway's deadline): its win is sent while it is still there. */
+  slowBet(transactionId: string): void;
+  /** This bet is applied and its answer lost, and its compensation is refused for good: it ends dead, for the operator. */
+  deadCompensation(transactionId: string): void;
 }
 
 export interface ScriptCounts {
@@ -71,6 +75,8 @@ export interface ScriptCounts {
   endedSessionBets: number;
   /** Ends of a session older than the token's newest (after a relaunch). */
   olderSessionsEnded: number;
+  /** Transactions repeated byte for byte through a relaunched session of their token. */
+  relaunchRepeats: number;
 }
 
 /** The largest player id the contract allows, counting down: every id needs all 64 bits kept. */
@@ -89,7 +95,7 @@ function playerRng(seed: number, index: number): Rng {
 
 const between = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
 
-type RoundShape = 'win' | 'loss' | 'refund' | 'two-wins' | 'concurrent-wins' | 'concurrent-bet';
+type RoundShape = 'win' | 'loss' | 'refund' | 'two-wins' | 'concurrent-wins' | 'concurrent-bet' | 'win-before-bet' | 'refund-win-pair' | 'dead-compensation';
 
 /** How a player's last session ends: after its last round, right after that round's win was answered 202, or at the same moment as that win. */
 type Ending = 'plain' | 'after-pending-win' | 'with-win';
@@ -112,12 +118,17 @@ interface PlayerState {
   readonly open: string[];
   /** The previous round's bet, for a refund naming another round's bet. */
   previousBet: { readonly id: string; readonly stake: bigint } | undefined;
+  /** The last round's transactions, for a repeat through a relaunched session. */
+  lastRound: readonly string[];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function shapeOf(rng: Rng): RoundShape {
   const x = rng();
+  if (x < 0.02) return 'win-before-bet';
+  if (x < 0.04) return 'refund-win-pair';
+  if (x < 0.05) return 'dead-compensation';
   if (x < 0.4) return 'win';
   if (x < 0.6) return 'loss';
   if (x < 0.7) return 'refund';
@@ -142,6 +153,7 @@ export class ScriptedEngine {
     sessionsEndPending: 0,
     endedSessionBets: 0,
     olderSessionsEnded: 0,
+    relaunchRepeats: 0,
   };
   private readonly starts: PlayerStart[] = [];
   private readonly sessions: LaunchedSession[] = [];
@@ -197,7 +209,7 @@ export class ScriptedEngine {
     }
     this.starts.push({ playerId: player, token, currency: o.currency, scale: o.scale, startBalance: first.balance });
     this.sessions.push({ playerId: player, token, sessionId: first.sessionId });
-    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined };
+    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined, lastRound: [] };
 
     const relaunch = async (): Promise<void> => {
       // A page refresh: the same token, a new session; the old session's retries go on.
@@ -209,6 +221,8 @@ export class ScriptedEngine {
         state.sessionId = again.sessionId;
         state.open.push(again.sessionId);
         this.sessions.push({ playerId: player, token, sessionId: again.sessionId });
+        // A game page reloaded mid-round sends the round's calls again, through the new session.
+        if (rng() < 0.7) await this.repeatThrough(player, state, state.lastRound);
       } else {
         this.counts.launchFailures += 1;
       }
@@ -331,6 +345,9 @@ export class ScriptedEngine {
     const shape = shapeOf(rng);
     const dupAfter = rng() < 0.15;
 
+    state.lastRound = [betId];
+    if (shape === 'win-before-bet') return this.winBeforeBet(rng, player, state, roundId, betId, stake);
+    if (shape === 'dead-compensation') this.options.arrange?.deadCompensation(betId);
     let betOk: boolean;
     if (shape === 'concurrent-bet') {
       this.counts.concurrentRounds += 1;
@@ -349,14 +366,28 @@ export class ScriptedEngine {
     if (!betOk) return false;
 
     const winAmount = (): bigint => (stake * BigInt(between(rng, 0, 300))) / 100n;
-    const win = (id: string, amount: bigint, closed: boolean): Promise<'succeeded' | 'pending' | 'refused'> =>
-      this.settle('credit', player, state, roundId, id, betId, amount, closed);
+    const win = (id: string, amount: bigint, closed: boolean): Promise<'succeeded' | 'pending' | 'refused'> => {
+      if (!state.lastRound.includes(id)) state.lastRound = [...state.lastRound, id];
+      return this.settle('credit', player, state, roundId, id, betId, amount, closed);
+    };
 
     let pending = false;
     const note = (outcome: 'succeeded' | 'pending' | 'refused'): void => {
       if (outcome === 'pending') pending = true;
     };
     switch (shape) {
+      case 'refund-win-pair': {
+        // Refunds and wins exclude each other (contract 5.2): in an open round, the second is refused.
+        const refundFirst = rng() < 0.5;
+        const refund = (): Promise<'succeeded' | 'pending' | 'refused'> => this.settle('rollback', player, state, roundId, `${roundId}-f`, betId, stake, false);
+        const first = refundFirst ? await refund() : await win(`${roundId}-w`, winAmount(), false);
+        const second = refundFirst ? await win(`${roundId}-w`, winAmount(), false) : await refund();
+        [first, second].forEach(note);
+        const reply = (id: string): string => shortReply((this.transactions.get(id) as EngineTransaction).replies.at(-1) as Reply);
+        const [a, b] = refundFirst ? [`refund ${reply(`${roundId}-f`)}`, `win ${reply(`${roundId}-w`)}`] : [`win ${reply(`${roundId}-w`)}`, `refund ${reply(`${roundId}-f`)}`];
+        this.interleavings.push({ kind: 'refund-win-pair', playerId: player, sessionId: state.sessionId, transactionId: betId, outcome: `${a}, then ${b}` });
+        break;
+      }
       case 'win':
       case 'concurrent-bet': {
         const amount = winAmount();
@@ -395,6 +426,57 @@ export class ScriptedEngine {
       }
     }
     return pending;
+  }
+
+  /**
+   * A win sent while its bet is still at the wallet (the debit held there, sometimes past the
+   * gateway's deadline): the win waits for its bet (`409 IN_PROGRESS`, repeated by the engine) and
+   * is taken only once the bet succeeded; after a refused bet it is `409 BET_NOT_OPEN` (contract 5.2).
+   */
+  private async winBeforeBet(rng: Rng, player: string, state: PlayerState, roundId: string, betId: string, stake: bigint): Promise<boolean> {
+    this.options.arrange?.slowBet(betId);
+    const winId = `${roundId}-w`;
+    state.lastRound = [betId, winId];
+    const amount = (stake * BigInt(between(rng, 0, 300))) / 100n;
+    const lag = between(rng, 50, 300);
+    const [betOk, outcome] = await Promise.all([
+      this.bet(player, state, roundId, betId, stake),
+      sleep(lag).then(() => this.settle('credit', player, state, roundId, winId, betId, amount, true)),
+    ]);
+    const replies = (this.transactions.get(winId) as EngineTransaction).replies;
+    this.interleavings.push({
+      kind: 'win-before-bet-answer',
+      playerId: player,
+      sessionId: state.sessionId,
+      transactionId: winId,
+      outcome: `bet ${betOk ? 'accepted' : 'refused'}, win ${shortReply(replies[0] as Reply)}${replies.length > 1 ? ` … ${shortReply(replies.at(-1) as Reply)}` : ''}`,
+    });
+    state.previousBet = { id: betId, stake };
+    return outcome === 'pending';
+  }
+
+  /**
+   * The last round's calls sent again, byte for byte, through the relaunched session: each gets
+   * its stored outcome and reaches the wallet no more (contract 5.1).
+   */
+  private async repeatThrough(player: string, state: PlayerState, ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const tx = this.transactions.get(id);
+      if (tx === undefined || tx.replies.length === 0) continue;
+      const before = tx.replies.at(-1) as Reply;
+      const route = tx.kind === 'debit' ? 'bet' : tx.kind === 'credit' ? 'win' : 'refund';
+      await this.options.client.send(`/engine/v1/sessions/${state.sessionId}/${route}`, this.bodyOf(tx), tx.replies, state.lane);
+      this.counts.relaunchRepeats += 1;
+      this.interleavings.push({ kind: 'relaunch-repeat', playerId: player, sessionId: state.sessionId, transactionId: id, outcome: `${route} ${shortReply(before)} → ${shortReply(tx.replies.at(-1) as Reply)}` });
+    }
+  }
+
+  /** The exact body of a transaction, as every send of it carries. */
+  private bodyOf(tx: EngineTransaction): string {
+    const amount = jsonNumber(tx.amount);
+    return tx.kind === 'debit'
+      ? stringifyJson({ round_id: tx.roundId, transaction_id: tx.transactionId, amount, round_closed: tx.roundClosed })
+      : stringifyJson({ round_id: tx.roundId, transaction_id: tx.transactionId, bet_transaction_id: tx.betTransactionId, amount, round_closed: tx.roundClosed });
   }
 
   /**
@@ -446,8 +528,7 @@ export class ScriptedEngine {
       afterEnd,
       foreignBet: false,
     });
-    const body = stringifyJson({ round_id: roundId, transaction_id: id, amount: jsonNumber(amount), round_closed: false });
-    const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/bet`, body, tx.replies, state.lane);
+    const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/bet`, this.bodyOf(tx), tx.replies, state.lane);
     return isAccepted(answered.reply);
   }
 
@@ -475,9 +556,8 @@ export class ScriptedEngine {
       afterEnd: false,
       foreignBet,
     });
-    const body = stringifyJson({ round_id: roundId, transaction_id: id, bet_transaction_id: bet, amount: jsonNumber(amount), round_closed: closed });
     // The session the transaction was first sent in: a duplicate after a relaunch repeats the same request.
-    const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/${kind === 'credit' ? 'win' : 'refund'}`, body, tx.replies, state.lane);
+    const answered = await this.options.client.send(`/engine/v1/sessions/${tx.sessionId}/${kind === 'credit' ? 'win' : 'refund'}`, this.bodyOf(tx), tx.replies, state.lane);
     if (!isAccepted(answered.reply)) return 'refused';
     return answered.reply.kind === 'answer' && answered.reply.status === 202 ? 'pending' : 'succeeded';
   }

@@ -104,6 +104,24 @@ describe('reconcile', () => {
     expect(r.records.dead).toEqual([{ transactionId: 'f1', reason: 'retries exhausted' }]);
   });
 
+  it('counts a win paid on a bet the engine was told failed, and a bet both won and refunded, as lost (contract 5.2), though the balance agrees', () => {
+    // The bet refused and rolled back, its win credited: each call matches what the engine was told.
+    const outran = history([tx('b1', 'debit', '10.00', [unavailable]), tx('w1', 'credit', '25.00', [ok], 'b1')]);
+    const ledger: LedgerSnapshot = {
+      players: [{ playerId: P, balance: '1025.00' }],
+      transactions: [applied('b1', 'debit', '10.00', { rolledBack: true, rolledBackBy: 'c1' }), applied('c1', 'rollback', '10.00', { referenceTransactionId: 'b1' }), applied('w1', 'credit', '25.00')],
+    };
+    const r = check({ history: outran, ledger, records: records([['b1', { state: 'compensated', compensation: { transaction_id: 'c1', state: 'succeeded' } }], ['w1', done]]) });
+    expect(closingLine(r)).toBe('lost: 1, doubled: 0, drift: 0');
+    expect(r.findings.map((f) => f.kind)).toEqual(['win-without-bet']);
+
+    const both = history([tx('b2', 'debit', '10.00', [ok]), tx('w2', 'credit', '5.00', [ok], 'b2'), tx('f2', 'rollback', '10.00', [ok], 'b2')]);
+    const paid: LedgerSnapshot = { players: [{ playerId: P, balance: '1005.00' }], transactions: [applied('b2', 'debit', '10.00'), applied('w2', 'credit', '5.00'), applied('f2', 'rollback', '10.00', { referenceTransactionId: 'b2' })] };
+    const r2 = check({ history: both, ledger: paid, records: records([['b2', done], ['w2', done], ['f2', done]]) });
+    expect(closingLine(r2)).toBe('lost: 1, doubled: 0, drift: 0');
+    expect(r2.findings.map((f) => f.kind)).toEqual(['win-and-refund']);
+  });
+
   it('counts a transaction applied twice as doubled', () => {
     const { h, recs } = cleanRound();
     const ledger: LedgerSnapshot = {
