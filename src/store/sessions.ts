@@ -159,7 +159,6 @@ const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: nu
   { listsKeys: true },
 );
 
-
 /** The members of a token's sessions and pending sets, as read right before a step that walks them. */
 interface TokenMembers {
   readonly sessions: readonly string[];
