@@ -55,10 +55,8 @@ local firstAuditField = FIRST_RECORD_FIELD + recordFieldCount
 
 local state = redis.call('HGET', txKey, 'state')
 if state ~= 'dead' then return {'not_dead', state or ''} end
-if debitState ~= '' and debitKey ~= txKey and redis.call('HGET', debitKey, 'compensation_id') == id then
-  local debitToken = redis.call('HGET', debitKey, 'token_ref')
-  if debitToken ~= declaredDebitToken then return {'token', debitToken} end
-end
+local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
+if otherToken then return {'token', otherToken} end
 
 setFields(txKey, ARGV, FIRST_RECORD_FIELD, firstAuditField - 1)
 releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)

@@ -82,10 +82,8 @@ local current = redis.call('HGET', txKey, 'state')
 if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
-if debitState ~= '' and debitKey ~= txKey and redis.call('HGET', debitKey, 'compensation_id') == id then
-  local debitToken = redis.call('HGET', debitKey, 'token_ref')
-  if debitToken ~= declaredDebitToken then return {'token', debitToken} end
-end
+local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
+if otherToken then return {'token', otherToken} end
 
 setFields(txKey, args, FIRST_FIELD, #args)
 if newState == 'dead' then

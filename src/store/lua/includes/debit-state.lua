@@ -30,3 +30,15 @@ local function moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitSt
     dropBody(debitKey)
   end
 end
+
+--[[
+  The token of the debit that moveDebit would move, when it is not the one the caller declared
+  (the caller then names that token's pending set and calls again; nothing was changed). nil when
+  nothing is moved or the declared token is the debit's.
+]]
+local function undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
+  if debitState == '' or debitKey == txKey or redis.call('HGET', debitKey, 'compensation_id') ~= id then return nil end
+  local debitToken = redis.call('HGET', debitKey, 'token_ref')
+  if debitToken == declaredDebitToken then return nil end
+  return debitToken
+end
