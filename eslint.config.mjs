@@ -2,6 +2,42 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+const EXPRESS = { regex: '^(express|@bull-board/express)(/.*)?$', message: 'wallet/, store/, duties/, engine/ and console/ never import Express.' };
+
+/** An import of a src/ folder other than these (and of anything outside src/) from a file one folder down. */
+const onlyFloors = (folder, below) => ({
+  regex: below.length === 0 ? '^\\.\\./' : `^\\.\\./(?!(?:${below.join('|')})(?:/|$))`,
+  message: below.length === 0 ? `src/${folder}/ is the ground floor: it imports nothing else of the project.` : `src/${folder}/ imports only the floors below it: ${below.join(', ')}.`,
+});
+
+// Each floor and the floors it may import, lowest first.
+const FLOORS = [
+  ['lib', []],
+  ['config', ['lib']],
+  ['wallet', ['lib', 'config']],
+  ['store', ['lib', 'config', 'wallet']],
+  ['duties', ['lib', 'config', 'wallet', 'store', 'observability']],
+  ['engine', ['lib', 'config', 'wallet', 'store', 'observability', 'duties']],
+  ['console', ['lib', 'config', 'wallet', 'store', 'observability', 'duties', 'engine']],
+  ['http', ['lib', 'config', 'wallet', 'store', 'observability', 'duties', 'engine', 'console']],
+];
+const NO_EXPRESS = new Set(['wallet', 'store', 'duties', 'engine', 'console']);
+
+// Within http/: the console's routes and pages sit below admin.ts, which mounts them.
+const BELOW_ADMIN = ['src/http/console.ts', 'src/http/console-pages.ts', 'src/http/admin-view.ts'];
+const NOT_ADMIN = { regex: '^\\./admin$', message: 'admin.ts mounts the console: the console never imports it back (what both need lives in admin-view.ts).' };
+
+function layers() {
+  const entry = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+  return [
+    ...FLOORS.map(([folder, below]) => entry([`src/${folder}/**`], [onlyFloors(folder, below), ...(NO_EXPRESS.has(folder) ? [EXPRESS] : [])])),
+    entry(BELOW_ADMIN, [onlyFloors('http', FLOORS.at(-1)[1]), NOT_ADMIN]),
+    entry(['src/observability/**'], [{ regex: '^\\.\\./(engine|console|http|sim|soak|main)(/|$)', message: 'observability/ never imports the use cases, the console, http/ or the process entries.' }]),
+    entry(['workers/**'], [{ regex: '(^|/)src/http(/|$)', message: 'workers/ never imports src/http/.' }]),
+    entry(['src/sim/**'], [{ regex: '^(\\.\\./)+(engine|store|duties)(/|$)', message: "sim/ is the other side of the wire: it never imports the gateway's engine/, store/ or duties/." }]),
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', 'test/artifacts/', '.data/'] },
   js.configs.recommended,
@@ -18,31 +54,9 @@ export default tseslint.config(
     files: ['src/config/**', 'test/**', 'bench/**', 'jest.config.js', 'src/main/**', 'src/lib/child.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
-  // The layering the README draws (How it is built): data flows one way.
-  {
-    files: ['src/wallet/**', 'src/store/**', 'src/duties/**', 'src/engine/**', 'src/console/**'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { regex: '^(express|@bull-board/express)(/.*)?$', message: 'wallet/, store/, duties/ and engine/ never import Express.' },
-          { regex: '^\\.\\.?/(.*/)?http(/|$)', message: 'wallet/, store/, duties/ and engine/ never import src/http/.' },
-        ],
-      }],
-    },
-  },
-  {
-    files: ['workers/**'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)src/http(/|$)', message: 'workers/ never imports src/http/.' }] }],
-    },
-  },
-  {
-    files: ['src/sim/**'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./)+(engine|store|duties)(/|$)', message: "sim/ is the other side of the wire: it never imports the gateway's engine/, store/ or duties/." }],
-      }],
-    },
-  },
+  // The layering the README draws (How it is built): data flows one way, each floor importing only
+  // the floors below it (src/lib is the ground floor). One entry per folder, because a file's
+  // no-restricted-imports is the last matching entry's, not a merge.
+  ...layers(),
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -11,7 +11,7 @@ import { startSimulator, type RunningSimulator } from '../src/sim';
  * the bench process on a fresh QUEUE_PREFIX, one session per lane, and bets sent lane by lane.
  */
 const WALLET = { user: 'gw', password: 'gw-pass', secret: 'gw-secret' } as const;
-const API_KEY = 'in-process-bench-key';
+export const BENCH_API_KEY = 'in-process-bench-key';
 
 const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
 
@@ -37,7 +37,7 @@ export async function startBenchGateway(name: string, sim: RunningSimulator, env
     WALLET_BASIC_PASSWORD: WALLET.password,
     WALLET_SIGNING_SECRET: WALLET.secret,
     PROVIDER_ID: '1',
-    ENGINE_API_KEY: API_KEY,
+    ENGINE_API_KEY: BENCH_API_KEY,
     GATEWAY_PROCESSES: '1',
   });
   const gateway = await startGateway(config, createLogger({ level: 'silent', name, destination: silent }), { host: '127.0.0.1', metrics: createMetrics({ defaultMetrics: false }) });
@@ -64,7 +64,7 @@ export async function betAll({ gateway, nonce }: BenchGateway, sessions: readonl
         const id = `${nonce}-${lane}-${i}`;
         const res = await fetch(`${gateway.url}/engine/v1/sessions/${sessionId}/bet`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
           body: `{"round_id":"${id}","transaction_id":"${id}","amount":0.01}`,
         });
         await res.arrayBuffer();

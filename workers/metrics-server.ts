@@ -34,6 +34,7 @@ async function answer(registry: Registry, req: IncomingMessage, res: ServerRespo
 /** Listens on every interface: Prometheus scrapes a worker container by its own address. */
 export function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0'): Promise<MetricsServer> {
   const server = createServer((req, res) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     answer(registry, req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`metrics failed: ${(err as Error).message}`);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { ConfigError } from '../lib/config-error';
 import { u64 } from '../lib/schemas';
 
 /**
@@ -84,6 +85,9 @@ const wallet = {
   RETRY_DELAY_UNIT: z.enum(['ms', 's']).default('ms'),
 };
 
+/** TOKEN_SESSION_CAP's default (tests open sessions with it too). */
+export const DEFAULT_TOKEN_SESSION_CAP = 100;
+
 const gatewayOnly = {
   PORT: port.default(8080),
   ENGINE_API_KEY: nonEmpty,
@@ -92,6 +96,13 @@ const gatewayOnly = {
   GAME_URL_TEMPLATE: z.string().default('/demo-game?session={session_id}'),
   /** Idle lifetime of a gateway session, renewed on every engine call. */
   SESSION_TTL_SECONDS: positiveInt.default(24 * 3600),
+  /**
+   * Sessions one wallet token may hold (open, or ended and waiting for its terminate; an expired one
+   * is dropped): a launch beyond is refused. Bounds every step that walks a token's sessions.
+   */
+  TOKEN_SESSION_CAP: positiveInt.max(1000).default(DEFAULT_TOKEN_SESSION_CAP),
+  /** Launches of one wallet token a minute; more are refused before the wallet is asked. */
+  TOKEN_LAUNCHES_PER_MINUTE: positiveInt.default(30),
   /** How long settled transaction records are kept for idempotency and lookup. */
   RECORD_RETENTION_SECONDS: positiveInt.default(7 * 24 * 3600),
   /** Fraction digits per currency; a currency not listed has DEFAULT_CURRENCY_DIGITS. */
@@ -170,9 +181,7 @@ export type WalletSettings = Pick<
   | 'walletHostHeader'
 >;
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -90,7 +90,7 @@ async function releaseTerminate(deps: ActionDeps, record: TransactionRecord): Pr
 /** A redrive with its audit entry: the console's form and the admin API's redrives alike. */
 export async function auditedRedrive(deps: ActionDeps, transactionId: string, actor: Actor): Promise<RedriveResult> {
   const result = await redrive({ store: deps.store, queues: deps.queues }, transactionId);
-  if (result.kind === 'not_found') await deps.audit.append(entry(actor, 'redrive', transactionId, '', '', '', 'not_found'));
+  if (result.kind === 'not_found') await deps.audit.appendUnknown(entry(actor, 'redrive', transactionId, '', '', '', 'not_found'));
   else if (result.kind === 'not_dead') await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, result.state, result.state, 'not_dead'));
   else await deps.audit.append(entry(actor, 'redrive', transactionId, result.transactionId, 'dead', 'pending', 'redriven'));
   return result;
@@ -123,7 +123,7 @@ function answerOf(status: WalletOutcome | undefined): WalletStatusAnswer {
 export async function recheckAction(deps: ActionDeps, transactionId: string, actor: Actor): Promise<ActionResult> {
   const target = await operatorTarget(deps.store, transactionId);
   if (target === undefined) {
-    await deps.audit.append(entry(actor, 'recheck', transactionId, '', '', '', 'not_found'));
+    await deps.audit.appendUnknown(entry(actor, 'recheck', transactionId, '', '', '', 'not_found'));
     return { kind: 'not_found' };
   }
   const fields = await statusFieldsOf(target, deps.sessions, deps.providerId);
@@ -148,7 +148,7 @@ export async function resolveAction(deps: ActionDeps, transactionId: string, res
   const action = RESOLUTION_ACTION[resolution];
   const target = await operatorTarget(deps.store, transactionId);
   if (target === undefined) {
-    await deps.audit.append(entry(actor, action, transactionId, '', '', '', 'not_found'));
+    await deps.audit.appendUnknown(entry(actor, action, transactionId, '', '', '', 'not_found'));
     return { kind: 'not_found' };
   }
   const standsForDebit = target.kind === 'rollback' && target.referenceTransactionId !== null;

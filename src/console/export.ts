@@ -78,11 +78,23 @@ function rowOf(r: TransactionRecord): Row {
   };
 }
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+/**
+ * A cell a spreadsheet may read as a formula: one starting with = + - @, a tab or a carriage return,
+ * at the start of the field or after any character a spreadsheet may split a field on (, ; | tab,
+ * a line break), spaces and quotes before it included. An id such as `x;=1+2;y` is three cells to
+ * a spreadsheet that splits on `;`.
+ */
+const FORMULA_CELL = /(^|[,;|\t\r\n])([ "]*)(?=[=+\-@\t\r])/g;
+const PLAIN_NUMBER = /^-?[0-9.]+$/;
+
+/**
+ * RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. Each cell that
+ * could be read as a formula gets a ' in front and the field is quoted (OWASP's CSV injection
+ * advice); a plain number stays as it is. The JSON export carries the exact text.
+ */
 export function csvField(value: string): string {
-  // A leading = + - @ would be read as a formula by spreadsheets: prefixed with ' (OWASP's advice).
-  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?[0-9.]+$/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  const safe = PLAIN_NUMBER.test(value) ? value : value.replace(FORMULA_CELL, "$1$2'");
+  return safe !== value || /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 function csvLine(columns: readonly string[], row: Row): string {

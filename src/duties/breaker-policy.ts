@@ -1,3 +1,4 @@
+import type { SharedBreakerPolicy } from '../store/breaker';
 import { signalsOutage } from '../wallet/codes';
 import type { WalletCallEvent } from '../wallet/protocol';
 
@@ -6,7 +7,7 @@ import type { WalletCallEvent } from '../wallet/protocol';
  * Pure: numbers and the sliding window only; the shared state lives in Redis (src/store/breaker.ts)
  * and the process side in src/duties/wallet-breaker.ts.
  */
-export interface BreakerPolicy {
+export interface BreakerPolicy extends SharedBreakerPolicy {
   /** The sliding window of wallet calls each process keeps. */
   readonly windowMs: number;
   /** Opens only on at least this many failing calls in the window … */
@@ -15,8 +16,6 @@ export interface BreakerPolicy {
   readonly minSubjects: number;
   /** … making at least this share of the window's calls. */
   readonly failureRatio: number;
-  /** Or on this many failed health checks in a row. */
-  readonly healthFailures: number;
   /** How often one process (a lease) asks the wallet's health check while the breaker is closed. */
   readonly healthIntervalMs: number;
   /**
@@ -26,25 +25,6 @@ export interface BreakerPolicy {
    */
   readonly suspectFailures: number;
   readonly suspectHealthIntervalMs: number;
-  /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
-  readonly firstProbeMs: number;
-  readonly maxProbeMs: number;
-  /** Real retries let through at a time while half-open (terminates are never trials); a reported trial frees its slot. */
-  readonly trials: number;
-  /** Passed trials that close it. */
-  readonly trialsToClose: number;
-  /**
-   * Failed trials of this many different transactions, and no passed one, reopen it: one
-   * transaction failing again and again, or the failures a wallet that is up still has, are not the
-   * outage going on; a wallet still down fails every trial.
-   */
-  readonly trialFailuresToOpen: number;
-  /**
-   * Half-open: trial slots not reported within this are given out again (their holder died, or had
-   * nothing to send), and a breaker that saw passing health checks and no failed trial for this
-   * long closes (there may be no retry to try with).
-   */
-  readonly trialWindowMs: number;
 }
 
 export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
@@ -63,8 +43,6 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
   trialFailuresToOpen: 5,
   trialWindowMs: 15_000,
 });
-
-export type BreakerState = 'closed' | 'open' | 'half_open';
 
 /**
  * Whether one wallet call is evidence of an outage: an unknown outcome (timeout, reset,

@@ -1,3 +1,4 @@
+import type { RetryPlan } from '../store/transactions';
 import { WALLET_CODES, isSuccess, retryClass } from '../wallet/codes';
 
 /** What one wallet attempt came back with: its result code, or `unknown` (timeout, reset, unparseable). */
@@ -48,18 +49,6 @@ export function decideRetry(history: readonly AttemptResult[], unit: DelayUnit):
   }
   const n = retriesMade + 1;
   return { retry: true, n, delayMs: retryDelayMs(n, unit) };
-}
-
-/**
- * The plain part of decideRetry as data, for the store's one-step retry start (begin-retry-2.lua):
- * a last answer that is unknown or one of these codes, with retries left, is retried after
- * delaysMs[n - 1]. Everything else (34/39, a final code, no retries left) is decided by
- * decideRetry itself.
- */
-export interface RetryPlan {
-  readonly plainRetryCodes: readonly number[];
-  /** The delay before retry n at index n - 1, for n = 1..MAX_RETRIES. */
-  readonly delaysMs: readonly number[];
 }
 
 export function retryPlan(unit: DelayUnit): RetryPlan {

@@ -3,12 +3,12 @@ import type { WalletSettings } from '../config/env';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { walletCallObserver } from '../observability/wallet-calls';
-import { createBreakerStore, type BreakerStore, type BreakerView } from '../store/breaker';
+import { createBreakerStore, type BreakerState, type BreakerStore, type BreakerView } from '../store/breaker';
 import type { Keys } from '../store/keys';
 import { createWalletClient } from '../wallet/client';
 import type { WalletCallEvent, WalletClient } from '../wallet/protocol';
 import { hmacSigner } from '../wallet/signer';
-import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy, type BreakerState } from './breaker-policy';
+import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy } from './breaker-policy';
 
 /**
  * The wallet circuit breaker as one process sees it (contract 5.3 keeps its 10 retries; the breaker

@@ -5,9 +5,13 @@ import { NO_CONTEXT, errors, type EngineDeps, type LaunchResult, type RequestCon
 /**
  * A player's launch: authenticate the launch token with the wallet, then open a gateway session
  * whose id (not the token) goes to the game client. A relaunch with the same token opens a new
- * session; the earlier one and its background work are left alone.
+ * session; the earlier one and its background work are left alone. A token is launched at most
+ * TOKEN_LAUNCHES_PER_MINUTE times a minute and holds at most TOKEN_SESSION_CAP sessions: a replayed
+ * launch URL cannot grow what the token's steps walk.
  */
 export type Launch = (query: unknown, context?: RequestContext) => Promise<LaunchResult>;
+
+const LAUNCH_WINDOW_MS = 60_000;
 
 export function fillGameUrl(template: string, sessionId: string, gameId: string): string {
   return template.replaceAll('{session_id}', encodeURIComponent(sessionId)).replaceAll('{game_id}', encodeURIComponent(gameId));
@@ -19,6 +23,10 @@ export function createLaunch(deps: EngineDeps): Launch {
     const parsed = launchQuery.safeParse(query);
     if (!parsed.success) return { kind: 'failed', error: errors.validation(fieldIssues(parsed.error)) };
     const q = parsed.data;
+    const allowance = await sessions.takeLaunch({ token: q.token, playerId: q.player_id, siteId: q.site_id }, { limit: config.TOKEN_LAUNCHES_PER_MINUTE, windowMs: LAUNCH_WINDOW_MS });
+    if (!allowance.allowed) {
+      return { kind: 'failed', error: errors.tooManyLaunches(`more than ${config.TOKEN_LAUNCHES_PER_MINUTE} launches with this token in a minute; try again later`), retryAfterMs: allowance.retryAfterMs };
+    }
     if (!breaker.allowsCalls()) {
       breaker.refused('authenticate');
       return { kind: 'failed', error: errors.walletDown() };
@@ -33,12 +41,17 @@ export function createLaunch(deps: EngineDeps): Launch {
     }, context);
     if (outcome.kind !== 'ok') return { kind: 'failed', error: errorFor(outcome) };
     const balance = outcome.response.balance;
-    const session = await sessions.create(
+    const created = await sessions.create(
       { token: q.token, playerId: q.player_id, siteId: q.site_id, currency: q.currency, gameId: q.game_id, balance },
       clock(),
+      config.TOKEN_SESSION_CAP,
     );
     // The token's terminate was decided already: a session on it could not play (contract 5.6).
-    if (session === undefined) return { kind: 'failed', error: errors.sessionEnded() };
+    if (created.kind === 'token_ended') return { kind: 'failed', error: errors.sessionEnded() };
+    if (created.kind === 'full') {
+      return { kind: 'failed', error: errors.tooManyLaunches(`this token holds ${config.TOKEN_SESSION_CAP} sessions; end one (or let one expire) first`) };
+    }
+    const { session } = created;
     return {
       kind: 'launched',
       sessionId: session.sessionId,

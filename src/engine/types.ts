@@ -22,6 +22,8 @@ export type EngineConfig = Pick<
   | 'REDIS_MIN_REPLICAS'
   | 'REDIS_WAIT_MS'
   | 'RECORD_RETENTION_SECONDS'
+  | 'TOKEN_SESSION_CAP'
+  | 'TOKEN_LAUNCHES_PER_MINUTE'
 >;
 
 /** Everything a use case needs, passed in (no globals, no HTTP). */
@@ -59,7 +61,8 @@ export type Answer =
 
 export type LaunchResult =
   | { readonly kind: 'launched'; readonly sessionId: string; readonly balance: string; readonly currency: string; readonly gameUrl: string }
-  | { readonly kind: 'failed'; readonly error: EngineError };
+  /** `retryAfterMs`: when a launch refused for its rate may be tried again. */
+  | { readonly kind: 'failed'; readonly error: EngineError; readonly retryAfterMs?: number };
 
 export type LookupResult = { readonly kind: 'found'; readonly view: TransactionView } | { readonly kind: 'failed'; readonly error: EngineError };
 
@@ -96,6 +99,7 @@ export const errors = {
   /** Refused without a wallet call: the wallet circuit breaker is open (nothing was taken). */
   walletDown: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet is unavailable (circuit breaker open); nothing was sent, repeat later' }),
   notDurable: (): EngineError => codedError('NOT_DURABLE'),
+  tooManyLaunches: (message: string): EngineError => codedError('TOO_MANY_LAUNCHES', { message }),
 } as const;
 
 /**

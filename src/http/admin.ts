@@ -8,20 +8,19 @@ import { z } from 'zod';
 import type { RedriveFilter, RedriveManyResult, RedriveResult } from '../duties/redrive';
 import type { Actor } from '../console/actions';
 import type { EngineError } from '../engine';
-import { viewOf } from '../engine/records';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
 import { codedError } from '../lib/error-codes';
-import { jsonNumber } from '../lib/json';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
 import type { TransactionRecord } from '../store/types';
 import { noFraming, sameOriginChanges } from './admin-guards';
+import { adminView } from './admin-view';
 import { createConsoleRouter, type ConsoleDeps } from './console';
 import { notFound } from './errors';
 import { failureWindow, type FailureLimit, type FailureWindow } from './failure-window';
 import { requestIdOf } from './request-id';
-import { sendError, sendJson, viewBody } from './respond';
+import { sendError, sendJson } from './respond';
 
 /**
  * The operators' pages under /admin: Bull Board at /admin/queues and the transactions API, all
@@ -116,39 +115,6 @@ function basicAuth(expected: AdminCredentials, failures: FailureWindow, logger: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// the admin view of a record
-
-/**
- * The contract's record view plus what an operator needs to act. Never the wallet request body
- * (it carries the player's wallet token) nor the token itself.
- */
-export async function adminView(record: TransactionRecord, transactions: TransactionStore): Promise<Record<string, unknown>> {
-  return {
-    ...viewBody(await viewOf(record, transactions)),
-    player_id: jsonNumber(record.playerId),
-    site_id: jsonNumber(record.siteId),
-    currency: record.currency,
-    wallet_operation: record.walletOperation,
-    wallet_round_id: record.walletRoundId,
-    round_closed: record.roundClosed,
-    reference_transaction_id: record.referenceTransactionId,
-    is_compensation: record.isCompensation,
-    // How an operator resolved it when it was dead (`applied` → succeeded, `not_applied` → failed).
-    resolution: record.resolution,
-    history: record.history,
-    error: record.error && {
-      code: record.error.code,
-      wallet_code: record.error.walletCode,
-      message: record.error.message,
-      http_status: record.error.httpStatus,
-    },
-    note: record.note,
-    created_at: new Date(record.createdAt).toISOString(),
-    updated_at: new Date(record.updatedAt).toISOString(),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // input
 
 const listQuerySchema = z.strictObject({
@@ -173,7 +139,12 @@ function bullBoardRouter(queues: readonly Queue[]) {
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
     // With several shards each queue name comes once per shard: the board names them by shard prefix.
-    queues: queues.map((queue) => new BullMQAdapter(queue, queues.filter((q) => q.name === queue.name).length > 1 ? { prefix: `${queue.opts.prefix ?? ''} ` } : {})),
+    // Read-only, every queue: each moves money (retries, compensations, terminates) or drives what
+    // does (the sweeper, the dead-check). Money moves only through the audited console actions, and
+    // nothing an operator types reaches BullMQ (its refusals of odd job ids or priorities were 500s).
+    queues: queues.map(
+      (queue) => new BullMQAdapter(queue, { readOnlyMode: true, ...(queues.filter((q) => q.name === queue.name).length > 1 ? { prefix: `${queue.opts.prefix ?? ''} ` } : {}) }),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Wallet gateway' } },
   });
@@ -185,8 +156,24 @@ function bullBoardRouter(queues: readonly Queue[]) {
   const app = serverAdapter.getRouter() as Express;
   // Bull Board is an Express app of its own: its banner is on unless turned off there too.
   app.disable('x-powered-by');
+  // Its page asks Google Fonts for its typeface: the admin pages load nothing from another host, so
+  // the link is left out (the page falls back to the browser's sans-serif).
+  const render = (app as unknown as { engines: Record<string, ViewEngine | undefined> }).engines['.ejs'];
+  if (render === undefined) throw new Error('Bull Board renders its page with another view engine than ejs: check the font link');
+  app.engine('ejs', (path, options, done) => render(path, options, (err, html) => done(err, html?.replace(GOOGLE_FONTS_LINK, ''))));
   return app;
 }
+
+/** An Express view engine (app.engines holds them by extension). */
+type ViewEngine = (path: string, options: object, done: (err: unknown, html?: string) => void) => void;
+
+const GOOGLE_FONTS_LINK = /<link[^>]*fonts\.googleapis\.com[^>]*>\s*/g;
+
+/**
+ * Bull Board's page and API: scripts, styles, fonts and API calls from this host only (its inline
+ * style attributes aside), never framed.
+ */
+const BULL_BOARD_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
 /**
  * Bull Board's paging, checked before it reaches BullMQ: a page past what a Redis integer holds
@@ -225,6 +212,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
 
   // Bull Board polls its API all the time; only what changes something is worth a log line.
   router.use(BULL_BOARD_PATH, (req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', BULL_BOARD_POLICY);
     if (req.method !== 'GET' && req.method !== 'HEAD') audit(res, 'bull-board', { method: req.method, path: req.path });
     next();
   });

@@ -25,9 +25,14 @@ export interface AppDeps {
   readonly bodyTimeoutMs?: number;
 }
 
+/**
+ * The matched route pattern. `req.baseUrl` is the request's own text of the routers' mount paths,
+ * which Express matches ignoring letter case: every mount path here is a lower-case literal, so its
+ * lower case is the pattern (one series per route, not one per spelling).
+ */
 function routeLabel(req: Request): string {
   const route = (req as { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
+  return typeof route?.path === 'string' ? `${req.baseUrl.toLowerCase()}${route.path}` : 'unmatched';
 }
 
 function logged(log: RequestLog) {
@@ -46,8 +51,12 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
+  // Every answer says what it is: a browser never guesses another type (a JSON error read as HTML).
   // The engine API first and whole: it is the hot path, and it answers every /engine/v1/ URL itself.
-  app.use((req, res, next) => (isEngineApiRequest(req.url) ? engine(req, res) : next()));
+  app.use((req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    return isEngineApiRequest(req.url) ? engine(req, res) : next();
+  });
   app.use(requestId);
   app.use(logged(log));
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));

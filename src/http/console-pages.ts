@@ -75,7 +75,12 @@ export function layout(title: string, current: string, body: string): string {
 }
 
 const stateTag = (state: string): string => `<span class="state state-${esc(state)}">${esc(state)}</span>`;
-const txLink = (id: string): string => `<a href="/admin/tx/${encodeURIComponent(id)}">${esc(id)}</a>`;
+/**
+ * A transaction's page carries its id in the query: a browser resolves a path segment `.` or `..`
+ * (or `%2e%2e`) before sending, so ids such as `..` cannot travel in the path.
+ */
+const txQuery = (id: string): string => `id=${encodeURIComponent(id)}`;
+const txLink = (id: string): string => `<a href="/admin/tx?${txQuery(id)}">${esc(id)}</a>`;
 const playerLink = (player: string, site: string): string =>
   `<a href="/admin/players/${encodeURIComponent(player)}?site_id=${encodeURIComponent(site)}">${esc(player)}</a>`;
 
@@ -212,7 +217,7 @@ function auditTable(entries: readonly StoredAuditEntry[], withTransaction: boole
 
 function actionForm(id: string, action: string, title: string, button: string, extra = '', tone = ''): string {
   const field = `note-${action}`;
-  return `<form method="post" action="/admin/tx/${encodeURIComponent(id)}/${action}" aria-labelledby="${field}-title"><strong id="${field}-title">${esc(title)}</strong>${extra}
+  return `<form method="post" action="/admin/tx/${action}?${txQuery(id)}" aria-labelledby="${field}-title"><strong id="${field}-title">${esc(title)}</strong>${extra}
 <label for="${field}">Note (required)</label><textarea id="${field}" name="note" required minlength="3" maxlength="500" rows="2"></textarea>
 <button type="submit" class="${tone}">${esc(button)}</button></form>`;
 }

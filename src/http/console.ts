@@ -10,7 +10,7 @@ import { jsonNumber } from '../lib/json';
 import { U64_MAX } from '../lib/schemas';
 import type { Logger } from '../observability/logger';
 import type { TransactionRecord } from '../store/types';
-import { adminView } from './admin';
+import { adminView } from './admin-view';
 import { notFound } from './errors';
 import { auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
 import { requestIdOf } from './request-id';
@@ -95,8 +95,14 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
   return undefined;
 }
 
+/**
+ * The console's pages run no script at all and load nothing from anywhere (their style is inline),
+ * post their forms only here, and are never framed.
+ */
+const CONSOLE_PAGE_POLICY = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
 function sendHtml(res: Response, status: number, html: string): void {
-  res.status(status).set('Content-Type', 'text/html; charset=utf-8').set('Cache-Control', 'no-store').send(html);
+  res.status(status).set('Content-Type', 'text/html; charset=utf-8').set('Cache-Control', 'no-store').set('Content-Security-Policy', CONSOLE_PAGE_POLICY).send(html);
 }
 
 export function createConsoleRouter(deps: ConsoleDeps): Router {
@@ -105,8 +111,9 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   const forms = [express.urlencoded({ extended: false, limit: '16kb' }), express.json({ limit: '16kb' })];
   const views = (records: readonly TransactionRecord[]) => Promise.all(records.map((r) => adminView(r, queries.store)));
   const actor = (req: Request, res: Response, note: string): Actor => ({ user: res.locals.adminUser as string, note, requestId: requestIdOf(res) });
+  /** The API names a transaction in its path, the pages in the query (`?id=`; see console-pages.ts). */
   const transactionId = (req: Request, res: Response): string | undefined => {
-    const parsed = transactionIdParam.safeParse(req.params.id);
+    const parsed = transactionIdParam.safeParse(req.params.id ?? req.query.id);
     if (parsed.success) return parsed.data;
     sendError(res, errors.validation([{ field: 'transaction_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]));
     return undefined;
@@ -325,14 +332,14 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     sendHtml(res, 200, detailPage(d, await adminView(d.record, queries.store), notice, now()));
   }
 
-  router.get('/admin/tx/:id', async (req, res) => {
+  router.get('/admin/tx', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
     await detail(res, txId, '');
   });
 
   // A form's action answers with the page itself, the outcome on top (the audit entry is below it).
-  router.post('/admin/tx/:id/:action', forms, async (req: Request, res: Response) => {
+  router.post('/admin/tx/:action', forms, async (req: Request, res: Response) => {
     const done = await act(req, res);
     if (done === undefined) return;
     await detail(res, done.id, noticeOf(done.result));

@@ -30,6 +30,7 @@ export function launchRouter(engine: Engine): Router {
       }
       return;
     }
+    if (result.retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
     if (mode.htmlErrors) res.status(result.error.httpStatus).type('html').send(launchErrorPage(result.error, requestIdOf(res)));
     else sendError(res, result.error);
   });

@@ -1,4 +1,4 @@
-import type { BreakerState } from '../duties/breaker-policy';
+import type { BreakerState } from '../store/breaker';
 import type { WalletBreaker } from '../duties/wallet-breaker';
 import cluster from 'node:cluster';
 import { Router, type Request, type Response } from 'express';

@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   // The status of a wallet refusal is the spec's for its wallet code; 422 is the fallback.
   WALLET_REJECTED: { status: 422, message: 'the wallet refused this transaction' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'too many failed attempts; try again later' },
+  TOO_MANY_LAUNCHES: { status: 429, message: 'too many launches with this token' },
   INTERNAL_ERROR: { status: 500, message: 'internal error; the request may be repeated with the same body' },
   DEMO_FAULT_FAILED: { status: 502, message: 'the simulator fault API did not work' },
   WALLET_UNAVAILABLE: { status: 503, message: 'wallet outcome unknown' },

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config/env';
+import { ConfigError } from './config-error';
 
 /**
  * One lifecycle for every process and test harness (the model: BullMQ's Worker.close()).

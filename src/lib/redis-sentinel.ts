@@ -8,7 +8,7 @@ import { waitFor } from './wait-for';
 
 /**
  * A Sentinel-managed Redis on loopback for the soak and the tests: a primary, its replicas and a
- * quorum of `redis-sentinel` processes (Debian's package), each on a free port. `killPrimary()` is
+ * quorum of sentinels, each on a free port. `killPrimary()` is
  * the fault: SIGKILL of whichever node is the primary now, resolved once the sentinels promoted a
  * replica; `restart()` brings the killed node back, as a replica the sentinels point at the new primary.
  */
@@ -81,7 +81,9 @@ export class SentinelTopology {
         // Sentinel rewrites its configuration file as it learns the topology: it must be its own, writable.
         const file = join(own, 'sentinel.conf');
         writeFileSync(file, sentinelConfig(port, own, name, primary.port, Math.floor(count / 2) + 1));
-        const child = new Child({ name: `redis-sentinel-${i + 1}`, command: 'redis-sentinel', args: [file], env: baseEnv(), logFile: join(own, 'sentinel.log'), parentExitSignal: 'SIGTERM' });
+        // `redis-server --sentinel` is what `redis-sentinel` runs: every Redis install has it, while
+        // Debian ships the `redis-sentinel` name as a package of its own.
+        const child = new Child({ name: `redis-sentinel-${i + 1}`, command: 'redis-server', args: [file, '--sentinel'], env: baseEnv(), logFile: join(own, 'sentinel.log'), parentExitSignal: 'SIGTERM' });
         sentinels.push({ port, child });
         await child.start();
       }

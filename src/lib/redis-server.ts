@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { redisAnswers } from '../store/redis';
 import { Child, baseEnv } from './child';
 import { freeClusterNodePort, freePort } from './free-port';
 import { waitFor } from './wait-for';
@@ -167,6 +166,20 @@ export class KilledNode {
 /** How many replicas an `INFO replication` answer lists as online. */
 export function onlineReplicas(replicationInfo: string): number {
   return replicationInfo.split('state=online').length - 1;
+}
+
+/** Whether a Redis answers PING at the URL within a second (used before starting one of our own). */
+export async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** One short-lived connection to a loopback Redis on `port` for one question (the topologies' probes). */

@@ -1,3 +1,4 @@
+import { registerRate, takeInWindow, type RateWindow } from './rate';
 import type { RedisClient } from './redis';
 import type { ShardLayout } from './shards';
 import { pairsToObject } from './record-codec';
@@ -8,6 +9,12 @@ import { pairsToObject } from './record-codec';
  * after, the operator's note). Append-only: nothing here edits or deletes an entry.
  */
 export const AUDIT_CAP = 100_000;
+
+/**
+ * Entries for an id the gateway does not know, kept per minute at most: made-up ids cannot push the
+ * real entries out of the capped trail. The rest are refused the same and logged, not kept here.
+ */
+export const UNKNOWN_ID_ENTRIES: RateWindow = Object.freeze({ limit: 60, windowMs: 60_000 });
 
 export interface AuditEntry {
   /** The Basic user who acted. */
@@ -65,6 +72,8 @@ function decode(id: string, flat: readonly string[]): StoredAuditEntry {
 
 export interface AuditTrail {
   append(entry: AuditEntry): Promise<void>;
+  /** An action on an id the gateway does not know: appended within UNKNOWN_ID_ENTRIES; whether it was. */
+  appendUnknown(entry: AuditEntry): Promise<boolean>;
   /** Newest first; `before` (a stream id, exclusive) pages further back. */
   recent(count: number, before?: string): Promise<StoredAuditEntry[]>;
 }
@@ -81,9 +90,16 @@ function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
  * (resolve-10.lua); the other actions write shard 0's. Reading merges them newest first.
  */
 export function createAuditTrail(redis: RedisClient, layout: ShardLayout): AuditTrail {
+  registerRate(redis);
+  const append = async (entry: AuditEntry): Promise<void> => {
+    await redis.xadd(layout.keys(0).audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+  };
   return {
-    async append(entry) {
-      await redis.xadd(layout.keys(0).audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+    append,
+    async appendUnknown(entry) {
+      if (!(await takeInWindow(redis, layout.keys(0).auditUnknown(), UNKNOWN_ID_ENTRIES)).allowed) return false;
+      await append(entry);
+      return true;
     },
     async recent(count, before) {
       const perShard = await Promise.all(

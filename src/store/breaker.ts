@@ -1,7 +1,36 @@
 import type { RedisClient } from './redis';
-import type { BreakerPolicy, BreakerState } from '../duties/breaker-policy';
 import type { Keys } from './keys';
 import { defineScript, registerScripts, runScript } from './scripts';
+
+/**
+ * The part of the breaker's policy (src/duties/breaker-policy.ts) that the shared state's one
+ * atomic step enforces.
+ */
+export interface SharedBreakerPolicy {
+  /** The breaker also opens on this many failed health checks in a row. */
+  readonly healthFailures: number;
+  /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
+  readonly firstProbeMs: number;
+  readonly maxProbeMs: number;
+  /** Real retries let through at a time while half-open (terminates are never trials); a reported trial frees its slot. */
+  readonly trials: number;
+  /** Passed trials that close it. */
+  readonly trialsToClose: number;
+  /**
+   * Failed trials of this many different transactions, and no passed one, reopen it: one
+   * transaction failing again and again, or the failures a wallet that is up still has, are not the
+   * outage going on; a wallet still down fails every trial.
+   */
+  readonly trialFailuresToOpen: number;
+  /**
+   * Half-open: trial slots not reported within this are given out again (their holder died, or had
+   * nothing to send), and a breaker that saw passing health checks and no failed trial for this
+   * long closes (there may be no retry to try with).
+   */
+  readonly trialWindowMs: number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
 
 /** The shared state of the wallet circuit breaker (src/store/lua/breaker-1.lua). */
 export interface BreakerView {
@@ -28,7 +57,7 @@ export interface BreakerStore {
   takeHealthLease(ms: number): Promise<boolean>;
 }
 
-const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: number; reason: string; subject: string; policy: BreakerPolicy }>(
+const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: number; reason: string; subject: string; policy: SharedBreakerPolicy }>(
   'breaker-1',
   ({ keys, event, now, reason, subject, policy }) => ({
     keys: [keys.breaker()],
@@ -50,7 +79,7 @@ const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: numbe
 
 const num = (text: string | undefined | null): number | null => (text === undefined || text === null || text === '' ? null : Number(text));
 
-export function createBreakerStore(redis: RedisClient, keys: Keys, policy: BreakerPolicy): BreakerStore {
+export function createBreakerStore(redis: RedisClient, keys: Keys, policy: SharedBreakerPolicy): BreakerStore {
   registerScripts(redis, [breakerScript]);
   return {
     async read() {

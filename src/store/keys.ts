@@ -17,18 +17,19 @@ export interface Keys {
    * expiry; the send lease, the attempts and the horizon of its terminate).
    */
   token(tokenRef: string): string;
-  /** SET of the session ids launched on one token: its terminate waits until each ended or expired. */
+  /**
+   * SET of the session ids launched on one token: its terminate waits until each ended or expired.
+   * Holds at most TOKEN_SESSION_CAP sessions that still exist (create-session-3.lua).
+   */
   tokenSessions(tokenRef: string): string;
+  /** Counter of one token's launches in the current window (count-in-window-1.lua), expiring with it. */
+  tokenLaunches(tokenRef: string): string;
   /**
    * SET of the token's watched debits (compensated, never applied, re-checked): each is asked once
    * more right before the token is terminated, while the wallet still answers for the token.
    */
   tokenWatch(tokenRef: string): string;
-  /** The common start of every session key (scripts name the sessions of a token from it). */
-  sessionPrefix(): string;
   transaction(transactionId: string): string;
-  /** transaction(id) is this + id: scripts name the records of a token's pending set from it. */
-  transactionPrefix(): string;
   /** A wallet round of one player: bet, bet_round, bet_amount, closed_by, rollback, open (credits/rollbacks not final), wins (accepted). */
   round(playerId: string, siteId: string, walletRoundId: string): string;
   /** ZSET transaction id → time after which a pending record with no job behind it is re-driven. */
@@ -53,6 +54,8 @@ export interface Keys {
   playerRecent(playerId: string, siteId: string): string;
   /** STREAM of the operators' actions (capped): the audit trail. */
   audit(): string;
+  /** Counter of the audit entries for unknown ids in the current window (count-in-window-1.lua). */
+  auditUnknown(): string;
   /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
   durabilityMarker(): string;
 }
@@ -60,13 +63,12 @@ export interface Keys {
 export function keysFor(prefix: string): Keys {
   return {
     session: (id) => `${prefix}:session:${id}`,
-    sessionPrefix: () => `${prefix}:session:`,
     tokenPending: (ref) => `${prefix}:token-pending:${ref}`,
     token: (ref) => `${prefix}:token:${ref}`,
     tokenSessions: (ref) => `${prefix}:token-sessions:${ref}`,
+    tokenLaunches: (ref) => `${prefix}:token-launches:${ref}`,
     tokenWatch: (ref) => `${prefix}:token-watch:${ref}`,
     transaction: (id) => `${prefix}:tx:${id}`,
-    transactionPrefix: () => `${prefix}:tx:`,
     round: (player, site, round) => `${prefix}:round:${player}:${site}:${round}`,
     pendingIndex: () => `${prefix}:pending`,
     deadIndex: () => `${prefix}:dead`,
@@ -79,6 +81,7 @@ export function keysFor(prefix: string): Keys {
     timeIndex: () => `${prefix}:tx-time`,
     playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,
     audit: () => `${prefix}:audit`,
+    auditUnknown: () => `${prefix}:audit-unknown`,
     durabilityMarker: () => `${prefix}:durability-marker`,
   };
 }

@@ -166,17 +166,3 @@ export async function primaryOf(redis: Redis): Promise<{ readonly address: strin
   const [role] = (await redis.role()) as [string, ...unknown[]];
   return { address: `${redis.stream.remoteAddress ?? '?'}:${redis.stream.remotePort ?? '?'}`, isPrimary: role === 'master' };
 }
-
-/** Whether a Redis answers PING at the URL within a second (used before starting one of our own). */
-export async function redisAnswers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}

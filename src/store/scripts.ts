@@ -24,9 +24,14 @@ export function loadLua(file: string, included: Set<string> = new Set()): string
   });
 }
 
-/** One call's arguments: the keys (as many as the file name says), then ARGV in the header's order. */
+/**
+ * One call's arguments: the keys (as many as the file name says), then ARGV in the header's order.
+ * A script that reads the members of a set as keys (`listsKeys`) gets those keys after the named
+ * ones (`moreKeys`): every key a script touches is passed in KEYS, as Redis asks.
+ */
 export interface ScriptCall {
   readonly keys: readonly string[];
+  readonly moreKeys?: readonly string[];
   readonly args: readonly string[];
 }
 
@@ -38,6 +43,8 @@ export interface Script<I> {
    * `cjson.decode`): a hot script's ~30–60 arguments cost ioredis and Redis a bulk string each.
    */
   readonly packed: boolean;
+  /** Takes `moreKeys` after its named keys (the header's KEYS[n+1..]). */
+  readonly listsKeys: boolean;
   /** The ioredis command it is registered as. */
   readonly command: string;
   readonly numberOfKeys: number;
@@ -47,11 +54,11 @@ export interface Script<I> {
 
 const FILE_NAME = /^([a-z-]+)-(\d+)$/;
 
-export function defineScript<I>(file: string, build: (input: I) => ScriptCall, options: { packed?: boolean } = {}): Script<I> {
+export function defineScript<I>(file: string, build: (input: I) => ScriptCall, options: { packed?: boolean; listsKeys?: boolean } = {}): Script<I> {
   const match = FILE_NAME.exec(file);
   if (match === null) throw new Error(`a script file is named name-NKEYS: ${file}`);
   const command = `wgw_${match[1]!.replace(/-/g, '_')}`;
-  return { file, packed: options.packed ?? false, command, numberOfKeys: Number(match[2]), lua: loadLua(file), build };
+  return { file, packed: options.packed ?? false, listsKeys: options.listsKeys ?? false, command, numberOfKeys: Number(match[2]), lua: loadLua(file), build };
 }
 
 type ScriptCommand = (...args: string[]) => Promise<unknown>;
@@ -64,17 +71,20 @@ type ScriptCommand = (...args: string[]) => Promise<unknown>;
 export function registerScripts(redis: RedisClient, scripts: readonly Script<never>[]): void {
   const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
   for (const script of scripts) {
-    if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    // Without numberOfKeys, ioredis takes the key count as the call's first argument.
+    if (commands[script.command] === undefined) redis.defineCommand(script.command, { numberOfKeys: script.listsKeys ? undefined : script.numberOfKeys, lua: script.lua });
   }
 }
 
 /** Runs a script registered on the connection (registerScripts). */
 export function runScript<I>(redis: RedisClient, script: Script<I>, input: I): Promise<unknown> {
-  const { keys, args } = script.build(input);
+  const { keys, moreKeys = [], args } = script.build(input);
   if (keys.length !== script.numberOfKeys) {
     throw new Error(`${script.file} takes ${script.numberOfKeys} keys, was given ${keys.length}`);
   }
+  if (moreKeys.length > 0 && !script.listsKeys) throw new Error(`${script.file} takes no keys beyond its ${script.numberOfKeys}`);
   const command = (redis as unknown as Record<string, ScriptCommand | undefined>)[script.command];
   if (command === undefined) throw new Error(`${script.file} is not registered on this connection`);
-  return command.apply(redis, script.packed ? [...keys, JSON.stringify(args)] : [...keys, ...args]);
+  const allKeys = script.listsKeys ? [String(keys.length + moreKeys.length), ...keys, ...moreKeys] : keys;
+  return command.apply(redis, script.packed ? [...allKeys, JSON.stringify(args)] : [...allKeys, ...args]);
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SessionFields } from '../wallet/protocol';
 import type { Keys } from './keys';
+import { registerRate, takeInWindow, type Allowance, type RateWindow } from './rate';
 import type { RedisClient } from './redis';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
@@ -18,8 +19,13 @@ export interface NewSession {
 export interface SessionStore {
   /** The sliding expiry every engine call renews (a claim renews it in its own script). */
   readonly ttlSeconds: number;
-  /** undefined: the token's terminate was decided already, so it takes no new session. */
-  create(session: NewSession, now: number): Promise<Session | undefined>;
+  /**
+   * A new session on the token, unless its terminate was decided already (`token_ended`) or it
+   * holds `sessionCap` sessions that still exist (`full`).
+   */
+  create(session: NewSession, now: number, sessionCap: number): Promise<CreateResult>;
+  /** Counts a launch of the token against its rate (launches a window), before the wallet is asked. */
+  takeLaunch(launch: Pick<NewSession, 'token' | 'playerId' | 'siteId'>, rate: RateWindow): Promise<Allowance>;
   get(sessionId: string): Promise<Session | undefined>;
   /**
    * The fields a session never changes (token, player, site, currency, game), from a small
@@ -47,6 +53,11 @@ export interface SessionStore {
   /** Records still pending or dead under the session's wallet token (in any session of that token). */
   pendingCount(session: Pick<Session, 'tokenRef'>): Promise<number>;
 }
+
+export type CreateResult =
+  | { readonly kind: 'created'; readonly session: Session }
+  | { readonly kind: 'token_ended'; readonly session?: undefined }
+  | { readonly kind: 'full'; readonly session?: undefined };
 
 /** The fields of the spec's terminate: the token and who it was issued for. */
 export interface TokenFields {
@@ -138,41 +149,78 @@ function fromHash(sessionId: string, h: Record<string, string>): Session | undef
   };
 }
 
-const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: number }>('create-session-3', ({ keys, session: x, ttlSeconds }) => ({
-  keys: [keys.session(x.sessionId), keys.token(x.tokenRef), keys.tokenSessions(x.tokenRef)],
-  args: [x.sessionId, String(ttlSeconds), x.token, x.tokenRef, x.playerId, x.siteId, x.currency, x.gameId, x.balance, String(x.createdAt)],
-}));
+const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: number; cap: number; members: readonly string[] }>(
+  'create-session-3',
+  ({ keys, session: x, ttlSeconds, cap, members }) => ({
+    keys: [keys.session(x.sessionId), keys.token(x.tokenRef), keys.tokenSessions(x.tokenRef)],
+    moreKeys: members.map((id) => keys.session(id)),
+    args: [x.sessionId, String(ttlSeconds), x.token, x.tokenRef, x.playerId, x.siteId, x.currency, x.gameId, x.balance, String(x.createdAt), String(cap), ...members],
+  }),
+  { listsKeys: true },
+);
 
-const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string; lease: TerminateLease }>('end-session-7', ({ keys, sessionId, tokenRef, lease }) => ({
-  keys: [
-    keys.session(sessionId),
-    keys.token(tokenRef),
-    keys.tokenSessions(tokenRef),
-    keys.tokenPending(tokenRef),
-    keys.endingIndex(),
-    keys.terminateFailedIndex(),
-    keys.tokenWatch(tokenRef),
-  ],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId, keys.transactionPrefix()],
-}));
+/** The members of a token's sessions and pending sets, as read right before a step that walks them. */
+interface TokenMembers {
+  readonly sessions: readonly string[];
+  readonly pending: readonly string[];
+}
 
-const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease }>('take-terminate-5', ({ keys, tokenRef, lease }) => ({
-  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex(), keys.tokenWatch(tokenRef)],
-  args: [tokenRef, keys.sessionPrefix(), String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), keys.transactionPrefix()],
-}));
+/** The listed members' keys (the scripts' KEYS after the named ones) and ids (ARGV's tail), sessions first. */
+const listedKeys = (keys: Keys, m: TokenMembers): string[] => [...m.sessions.map((id) => keys.session(id)), ...m.pending.map((id) => keys.transaction(id))];
+const listedIds = (m: TokenMembers): string[] => [String(m.sessions.length), ...m.sessions, ...m.pending];
 
-const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finish: TerminateFinish }>('finish-terminate-4', ({ keys, tokenRef, finish }) => ({
-  keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.endingIndex(), keys.terminateFailedIndex()],
-  args: [
-    tokenRef,
-    keys.sessionPrefix(),
-    finish.outcome,
-    String(finish.retentionSeconds),
-    String(finish.now),
-    finish.walletCode === null ? '' : String(finish.walletCode),
-    finish.balance ?? '',
-  ],
-}));
+const endScript = defineScript<{ keys: Keys; sessionId: string; tokenRef: string; lease: TerminateLease; members: TokenMembers }>(
+  'end-session-7',
+  ({ keys, sessionId, tokenRef, lease, members }) => ({
+    keys: [
+      keys.session(sessionId),
+      keys.token(tokenRef),
+      keys.tokenSessions(tokenRef),
+      keys.tokenPending(tokenRef),
+      keys.endingIndex(),
+      keys.terminateFailedIndex(),
+      keys.tokenWatch(tokenRef),
+    ],
+    moreKeys: listedKeys(keys, members),
+    args: [tokenRef, String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), sessionId, ...listedIds(members)],
+  }),
+  { listsKeys: true },
+);
+
+const takeTerminateScript = defineScript<{ keys: Keys; tokenRef: string; lease: TerminateLease; members: TokenMembers }>(
+  'take-terminate-5',
+  ({ keys, tokenRef, lease, members }) => ({
+    keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.tokenPending(tokenRef), keys.endingIndex(), keys.tokenWatch(tokenRef)],
+    moreKeys: listedKeys(keys, members),
+    args: [tokenRef, String(lease.now), String(lease.leaseUntil), String(lease.checkAt), String(lease.sessionsCheckAt), ...listedIds(members)],
+  }),
+  { listsKeys: true },
+);
+
+const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finish: TerminateFinish; sessions: readonly string[] }>(
+  'finish-terminate-4',
+  ({ keys, tokenRef, finish, sessions }) => ({
+    keys: [keys.token(tokenRef), keys.tokenSessions(tokenRef), keys.endingIndex(), keys.terminateFailedIndex()],
+    moreKeys: sessions.map((id) => keys.session(id)),
+    args: [
+      tokenRef,
+      finish.outcome,
+      String(finish.retentionSeconds),
+      String(finish.now),
+      finish.walletCode === null ? '' : String(finish.walletCode),
+      finish.balance ?? '',
+      ...sessions,
+    ],
+  }),
+  { listsKeys: true },
+);
+
+/**
+ * How often a step that walks a token's sets is tried when a set changed between its read and the
+ * step ('stale'): launches are rate-limited and claims on one token are few, so a second try
+ * nearly always goes through.
+ */
+const LISTING_TRIES = 10;
 
 const touchScript = defineScript<{ keys: Keys; session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>; ttlSeconds: number; balance?: string }>('touch-3', ({ keys, session, ttlSeconds, balance }) => ({
   keys: [keys.session(session.sessionId), keys.token(session.tokenRef), keys.tokenSessions(session.tokenRef)],
@@ -195,6 +243,7 @@ function profileOf(s: Session): SessionProfile {
 
 export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlSeconds: number, cacheOptions: ProfileCacheOptions = PROFILE_CACHE, clock: () => number = Date.now): SessionStore {
   registerScripts(redis, [createScript, endScript, takeTerminateScript, finishTerminateScript, touchScript]);
+  registerRate(redis);
   // Insertion-ordered: the first key is the oldest, so trimming is a delete of the first.
   const profiles = new Map<string, { readonly profile: SessionProfile; readonly until: number }>();
   const remember = (session: Session): void => {
@@ -223,6 +272,19 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
     return session;
   }
 
+  /**
+   * Runs a step that walks the token's sets with their members read just before, again while it
+   * answers 'stale' (a set changed in between).
+   */
+  async function withMembers<T>(keys: Keys, tokenRef: string, step: (members: TokenMembers) => Promise<T | 'stale'>): Promise<T> {
+    for (let i = 0; i < LISTING_TRIES; i += 1) {
+      const [sessions, pending] = await Promise.all([redis.smembers(keys.tokenSessions(tokenRef)), redis.smembers(keys.tokenPending(tokenRef))]);
+      const result = await step({ sessions, pending });
+      if (result !== 'stale') return result;
+    }
+    throw new Error(`the sets of token ${tokenRef} changed under ${LISTING_TRIES} tries in a row`);
+  }
+
   async function profile(sessionId: string): Promise<SessionProfile | undefined> {
     const cached = profiles.get(sessionId);
     if (cached !== undefined && cached.until > clock()) return cached.profile;
@@ -233,8 +295,9 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
   return {
     ttlSeconds,
 
-    async create(input, now) {
+    async create(input, now, sessionCap) {
       const shard = layout.shardOfPlayer(input.playerId, input.siteId);
+      const keys = layout.keys(shard);
       const session: Session = {
         sessionId: layout.withShard(newSessionId(), shard),
         ...input,
@@ -242,9 +305,20 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
         state: 'open',
         createdAt: now,
       };
-      if ((await runScript(redis, createScript, { keys: layout.keys(shard), session, ttlSeconds })) !== 1) return undefined;
+      const run = (members: readonly string[]) => runScript(redis, createScript, { keys, session, ttlSeconds, cap: sessionCap, members });
+      let created = await run([]);
+      // Full: the members are read only now, so the script can drop those whose session expired.
+      if (created === -1) created = await run(await redis.smembers(keys.tokenSessions(session.tokenRef)));
+      if (created === 0) return { kind: 'token_ended' };
+      if (created === -1) return { kind: 'full' };
       remember(session);
-      return session;
+      return { kind: 'created', session };
+    },
+
+    async takeLaunch(launch, rate) {
+      const shard = layout.shardOfPlayer(launch.playerId, launch.siteId);
+      const tokenRef = layout.withShard(tokenRefOf(launch.token), shard);
+      return takeInWindow(redis, layout.keys(shard).tokenLaunches(tokenRef), rate);
     },
 
     get,
@@ -256,12 +330,20 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
     },
 
     async end({ sessionId, tokenRef }, lease) {
-      const [kind, balance] = (await runScript(redis, endScript, { keys: keysOfToken(tokenRef), sessionId, tokenRef, lease })) as [EndResult['kind'], string?];
+      const keys = keysOfToken(tokenRef);
+      const [kind, balance] = await withMembers(keys, tokenRef, async (members) => {
+        const answer = (await runScript(redis, endScript, { keys, sessionId, tokenRef, lease, members })) as [EndResult['kind'] | 'stale', string?];
+        return answer[0] === 'stale' ? 'stale' : (answer as [EndResult['kind'], string?]);
+      });
       return kind === 'not_found' ? { kind } : { kind, balance: balance ?? '0' };
     },
 
     async takeTerminate(tokenRef, lease): Promise<TakeTerminateResult> {
-      const [kind, ...values] = (await runScript(redis, takeTerminateScript, { keys: keysOfToken(tokenRef), tokenRef, lease })) as [string, ...string[]];
+      const keys = keysOfToken(tokenRef);
+      const [kind, ...values] = await withMembers(keys, tokenRef, async (members) => {
+        const answer = (await runScript(redis, takeTerminateScript, { keys, tokenRef, lease, members })) as [string, ...string[]];
+        return answer[0] === 'stale' ? 'stale' : answer;
+      });
       switch (kind) {
         case 'busy':
           return { kind, leaseUntil: Number(values[0]) };
@@ -275,7 +357,13 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
     },
 
     async finishTerminate(tokenRef, finish) {
-      await runScript(redis, finishTerminateScript, { keys: keysOfToken(tokenRef), tokenRef, finish });
+      const keys = keysOfToken(tokenRef);
+      // Only a terminated token's sessions are walked (each is ended).
+      if (finish.outcome !== 'terminated') {
+        await runScript(redis, finishTerminateScript, { keys, tokenRef, finish, sessions: [] });
+        return;
+      }
+      await withMembers(keys, tokenRef, async ({ sessions }) => ((await runScript(redis, finishTerminateScript, { keys, tokenRef, finish, sessions })) === 'stale' ? 'stale' : undefined));
     },
 
     async tokenFields(tokenRef) {

@@ -1,5 +1,4 @@
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
-import type { RetryPlan } from '../duties/retry-policy';
 import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
@@ -137,6 +136,18 @@ export type CompensationStartResult =
   /** An engine refund of the same bet already went out; it stands in for the compensation. */
   | { readonly kind: 'linked'; readonly compensationId: string }
   | { readonly kind: 'not_pending'; readonly state: TransactionState | undefined };
+
+/**
+ * The plain part of the retry duty (src/duties/retry-policy.ts, decideRetry) as data, for the store's one-step retry start (begin-retry-2.lua):
+ * a last answer that is unknown or one of these codes, with retries left, is retried after
+ * delaysMs[n - 1]. Everything else (34/39, a final code, no retries left) is decided by
+ * decideRetry itself.
+ */
+export interface RetryPlan {
+  readonly plainRetryCodes: readonly number[];
+  /** The delay before retry n at index n - 1, for n = 1..MAX_RETRIES. */
+  readonly delaysMs: readonly number[];
+}
 
 /** A worker's retry run, first step (begin-retry-2.lua). */
 export interface BeginRetryInput {

@@ -2,9 +2,10 @@ import { failureOf, lastLine, runSoak, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 
 /**
  * A short `npm run soak -- --topology sentinel`: a primary, 2 replicas and 3 sentinels (real
- * redis-server and redis-sentinel processes), REDIS_MIN_REPLICAS 1; the primary is killed twice
- * while the engine plays (a replica is promoted each time), plus gateway/worker kills and wallet
- * faults. Nothing acknowledged is lost, nothing is applied twice, no balance drifts.
+ * redis-server processes, the sentinels `redis-server --sentinel`: no redis-sentinel package is
+ * needed), REDIS_MIN_REPLICAS 1; the primary is killed twice while the engine plays (a replica is
+ * promoted each time), plus gateway/worker kills and wallet faults. Nothing acknowledged is lost,
+ * nothing is applied twice, no balance drifts.
  */
 jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 

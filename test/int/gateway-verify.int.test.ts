@@ -2,6 +2,7 @@ import { createSessionStore } from '../../src/store/sessions';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { Code } from '../../src/wallet/codes';
 import { engine, launch, newPlayerId, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
 
 /**
@@ -86,7 +87,7 @@ describe('verify', () => {
     // A session store of its own, so the gateway's in-process profile cache never saw the session.
     const other = createSessionStore(h.redis, h.layout, 3600);
     const playerId = newPlayerId();
-    const session = (await other.create({ token: uniqueId('tok'), playerId, siteId: '7', currency: 'EUR', gameId: 'slot-1', balance: '100.00' }, Date.now()))!;
+    const session = (await other.create({ token: uniqueId('tok'), playerId, siteId: '7', currency: 'EUR', gameId: 'slot-1', balance: '100.00' }, Date.now(), DEFAULT_TOKEN_SESSION_CAP)).session!;
     const betId = uniqueId('bet');
     const fields = { token: session.token, player_id: playerId, site_id: '7', provider_id: '1', game_id: 'slot-1', currency: 'EUR', amount: '1.00', round_id: 'r-x', transaction_id: betId };
     const record = {

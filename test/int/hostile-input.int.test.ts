@@ -55,6 +55,12 @@ interface Input {
 
 const engineKey = { authorization: `Bearer ${WIRED.engineKey}`, 'content-type': 'application/json' };
 const admin = (): Record<string, string> => ({ authorization: basicAuth(WIRED.adminUser, WIRED.adminPassword) });
+const bullBoardAdd = (queue: string, job: Record<string, unknown>): Input => ({
+  method: 'POST',
+  path: () => `/admin/queues/api/queues/${queue}/add`,
+  headers: { ...admin(), 'content-type': 'application/json' },
+  body: JSON.stringify(job),
+});
 const bet = (body: Buffer | string, headers: Record<string, string> = {}): Input => ({
   method: 'POST',
   path: (s) => `/engine/v1/sessions/${s}/bet`,
@@ -135,6 +141,11 @@ const inputs: [string, Input][] = [
   ['admin: the audit page before a stream id past 64 bits', { path: () => '/admin/audit?before=18446744073709551616-0', headers: admin() }],
   ['admin: a Bull Board route with a malformed % escape', { method: 'PUT', path: () => '/admin/queues/api/queues/%E0%A4%A/pause', headers: admin() }],
   ['admin: a Bull Board change with broken JSON', { method: 'PUT', path: () => '/admin/queues/api/queues/wallet-retry/pause', headers: { ...admin(), 'content-type': 'application/json' }, body: '{"x":' }],
+  ['admin: Bull Board adds a job to a money queue', bullBoardAdd('wallet-retry', { name: 'retry', data: { transactionId: 'x1' }, options: {} })],
+  ['admin: Bull Board adds a job with the id "1"', bullBoardAdd('session-terminate', { name: 'terminate', data: {}, options: { jobId: '1' } })],
+  ['admin: Bull Board adds a job with ":" in its id', bullBoardAdd('upkeep', { name: 'sweep', data: {}, options: { jobId: 'a:b' } })],
+  ['admin: Bull Board adds a job with priority 3,000,000', bullBoardAdd('upkeep', { name: 'sweep', data: {}, options: { priority: 3_000_000 } })],
+  ['admin: Bull Board pauses the upkeep', { method: 'PUT', path: () => '/admin/queues/api/queues/upkeep/pause', headers: admin() }],
   ['admin: a Bull Board change cross-site', { method: 'PUT', path: () => '/admin/queues/api/queues/wallet-retry/pause', headers: { ...admin(), 'sec-fetch-site': 'cross-site' } }],
   // demo game
   ['demo: a spin without a body', spin('')],
@@ -167,19 +178,49 @@ describe('hostile input', () => {
     const res = await rawRequest(w.url, input.method ?? 'GET', input.path(session), input.headers, body);
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
+    // Node answers a head too large itself, before the app, with no body: nothing to sniff.
+    if (res.status !== 431) expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(walletCalls()).toBe(callsBefore);
     expect(await keysUnderPrefix()).toEqual(keysBefore);
     expect((await rawRequest(w.url, 'GET', '/healthz')).status).toBe(200);
   });
 
-  it('admin: a redrive of an unknown id: 404, no wallet call, and nothing written but its audit entry (refused actions are audited)', async () => {
+  it('admin: a redrive of an unknown id: 404, no wallet call, and nothing written but its audit entry (refused actions are audited; so many a minute)', async () => {
     const keysBefore = await keysUnderPrefix();
     const callsBefore = walletCalls();
     const res = await rawRequest(w.url, 'POST', '/admin/transactions/x1/redrive', admin());
     expect(res.status).toBe(404);
     expect(walletCalls()).toBe(callsBefore);
-    expect((await keysUnderPrefix()).filter((k) => !keysBefore.includes(k))).toEqual(keysBefore.includes(`${w.prefix}:audit`) ? [] : [`${w.prefix}:audit`]);
+    const written = [keysFor(w.prefix).audit(), keysFor(w.prefix).auditUnknown()].filter((k) => !keysBefore.includes(k)).sort();
+    expect((await keysUnderPrefix()).filter((k) => !keysBefore.includes(k))).toEqual(written);
     const [newest] = await redis.xrevrange(`${w.prefix}:audit`, '+', '-', 'COUNT', 1);
     expect(newest?.[1]).toEqual(expect.arrayContaining(['action', 'redrive', 'transaction_id', 'x1', 'result', 'not_found']));
+  });
+});
+
+describe('answers', () => {
+  it('say what they are on every route, answered or refused: X-Content-Type-Options nosniff', async () => {
+    const answers = [
+      await rawRequest(w.url, 'GET', '/healthz'),
+      await rawRequest(w.url, 'GET', '/metrics'),
+      await rawRequest(w.url, 'POST', `/engine/v1/sessions/${session}/balance`, engineKey, '{}'),
+      await rawRequest(w.url, 'GET', '/launch?token=nosniff-token&player_id=8&site_id=7&currency=EUR&game_id=slot-1'),
+      await rawRequest(w.url, 'GET', '/demo-game'),
+      await rawRequest(w.url, 'GET', '/admin', admin()),
+      await rawRequest(w.url, 'GET', '/no-such-route'),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 302, 200, 200, 404]);
+    for (const a of answers) expect(a.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
+describe('metric labels', () => {
+  it('label a request with the route pattern it matched, whatever the letter case of its path', async () => {
+    for (const path of ['/demo-game/api/balance', '/DEMO-GAME/API/balance', '/Demo-Game/Api/balance']) {
+      expect((await rawRequest(w.url, 'POST', path, { 'content-type': 'application/json' }, '{}')).status).toBe(400);
+    }
+    const metrics = await rawRequest(w.url, 'GET', '/metrics');
+    const routes = [...metrics.text.matchAll(/^engine_requests_total\{route="([^"]*)"/gm)].map((m) => m[1]);
+    expect([...new Set(routes.filter((r) => r!.toLowerCase() === '/demo-game/api/balance'))]).toEqual(['/demo-game/api/balance']);
   });
 });

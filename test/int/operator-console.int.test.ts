@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { UNKNOWN_ID_ENTRIES } from '../../src/store/audit';
 import { Code } from '../../src/wallet/codes';
 import { basicAuth } from '../support/wired-gateway';
 import { engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
@@ -54,7 +55,7 @@ function parseCsvLine(line: string): string[] {
 
 describe('refusals', () => {
   it.each(ACTIONS)('refuses %s without credentials (401), on the API and the page form', async (action) => {
-    for (const path of [`/admin/api/transactions/x/${action}`, `/admin/tx/x/${action}`]) {
+    for (const path of [`/admin/api/transactions/x/${action}`, `/admin/tx/${action}?id=x`]) {
       const res = await request(h.url).post(path).type('form').send({ note: 'a note', outcome: 'applied' }).expect(401);
       expect(res.headers['www-authenticate']).toMatch(/^Basic/);
     }
@@ -64,7 +65,7 @@ describe('refusals', () => {
     const { sessionId } = await launch(h);
     const { winId } = await round(sessionId, { bet: '1.00', win: '2.00' }, Code.InternalServiceError);
     await kill(winId);
-    for (const path of [`/admin/api/transactions/${winId}/${action}`, `/admin/tx/${winId}/${action}`]) {
+    for (const path of [`/admin/api/transactions/${winId}/${action}`, `/admin/tx/${action}?id=${winId}`]) {
       const bySite = await request(h.url).post(path).set('Authorization', auth).set('Sec-Fetch-Site', 'cross-site').type('form').send({ note: 'a note', outcome: 'applied' });
       expect(bySite.status).toBe(403);
       expect(bySite.body.error.code).toBe('CROSS_ORIGIN_REFUSED');
@@ -79,11 +80,16 @@ describe('refusals', () => {
     expect(res.body.error.fields).toEqual([expect.objectContaining({ field: 'note' })]);
   });
 
-  it('serves every page only with credentials, not framable', async () => {
+  it('serves every page only with credentials, not framable, not sniffed, and running no script', async () => {
     for (const path of ['/admin', '/admin/transactions-list?state=dead', '/admin/stale-rounds', '/admin/big-wins', '/admin/tokens', '/admin/audit', '/admin/export', '/admin/api/overview']) {
       await request(h.url).get(path).expect(401);
       const res = await request(h.url).get(path).set('Authorization', auth).expect(200);
       expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      if (path.startsWith('/admin/api/')) continue;
+      expect(res.text).not.toContain('<script');
+      expect(res.headers['content-security-policy']).toMatch(/(^|; )script-src 'none'(;|$)/);
+      expect(res.headers['content-security-policy']).toMatch(/(^|; )default-src 'none'(;|$)/);
     }
   });
 });
@@ -134,7 +140,7 @@ describe('resolve', () => {
     const compensation = (await h.transactions.get((await h.transactions.get(debitId))!.compensationId!))!;
     expect(await h.transactions.settle(compensation, { state: 'dead', expect: ['pending'], note: 'retries exhausted', debitState: 'dead' })).toBe(true);
 
-    const page = await request(h.url).get(`/admin/tx/${debitId}`).set('Authorization', auth).expect(200);
+    const page = await request(h.url).get('/admin/tx').query({ id: debitId }).set('Authorization', auth).expect(200);
     expect(page.text).toContain('The stake is back with the player');
     expect(page.text).toContain('This rollback did not happen');
     expect(page.text).toContain('The bet itself was never applied');
@@ -143,9 +149,54 @@ describe('resolve', () => {
     await request(h.url).post(`/admin/api/transactions/${debitId}/resolve`).set('Authorization', auth).send({ note: 'refunded at the wallet', outcome: 'applied' }).expect(200);
     expect(await h.transactions.get(debitId)).toMatchObject({ state: 'compensated' });
     const trail = await request(h.url).get('/admin/audit').set('Authorization', auth).expect(200);
-    const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx/${encodeURIComponent(debitId)}`)) ?? '';
-    expect(row).toContain(`compensation <a href="/admin/tx/${encodeURIComponent(compensation.transactionId)}"`);
+    const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx?id=${encodeURIComponent(debitId)}`)) ?? '';
+    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}"`);
     expect(row).toContain('dead → succeeded');
+  });
+
+  it('opens and acts on the transactions `.` and `..` through the links and forms a browser follows', async () => {
+    const { sessionId, playerId } = await launch(h);
+    const roundId = uniqueId('r');
+    // Transaction ids are the engine's: `.` and `..` are valid ones.
+    const ids = { bet: '..', win: '.' };
+    expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: roundId, transaction_id: ids.bet, amount: '1.00' })).status).toBe(200);
+    h.sim.faults.failNext('credit', 1, Code.InternalServiceError, { transactionId: ids.win });
+    await engine(h, `/sessions/${sessionId}/win`, { round_id: roundId, transaction_id: ids.win, bet_transaction_id: ids.bet, amount: '2.00' });
+    await kill(ids.win);
+    const list = await request(h.url).get(`/admin/players/${playerId}`).query({ site_id: '7' }).set('Authorization', auth).expect(200);
+    for (const id of [ids.bet, ids.win]) {
+      const href = new RegExp(`<a href="([^"]+)">${id.replace(/\./g, '\\.')}</a>`).exec(list.text)?.[1];
+      expect(href).toBeDefined();
+      // What a browser requests for the link: the WHATWG URL parser resolves `.` and `..` segments.
+      const url = new URL(href!, h.url);
+      const page = await request(h.url).get(url.pathname + url.search).set('Authorization', auth).expect(200);
+      expect(page.text).toContain(`Transaction ${id}<`);
+    }
+    const detail = await request(h.url).get('/admin/tx').query({ id: ids.win }).set('Authorization', auth).expect(200);
+    const action = /<form method="post" action="([^"]+)"[^>]*><strong id="note-redrive-title">/.exec(detail.text)?.[1];
+    expect(action).toBeDefined();
+    const target = new URL(action!.replace(/&amp;/g, '&'), h.url);
+    await request(h.url).post(target.pathname + target.search).set('Authorization', auth).type('form').send({ note: 'sent again' }).expect(200);
+    expect((await h.transactions.get(ids.win))!.state).not.toBe('dead');
+  });
+
+  it('keeps at most a minute\'s share of audit entries for unknown ids; the rest are refused the same, and real actions are still audited', async () => {
+    await h.redis.del(h.keys.auditUnknown());
+    const flood = uniqueId('made-up');
+    const { limit } = UNKNOWN_ID_ENTRIES;
+    for (let i = 0; i < limit + 40; i += 1) {
+      await request(h.url).post(`/admin/api/transactions/${flood}-${i}/redrive`).set('Authorization', auth).send({ note: 'a made-up id' }).expect(404);
+    }
+    const trail = await h.redis.xrevrange(h.keys.audit(), '+', '-', 'COUNT', 10 * limit);
+    const kept = trail.filter(([, fields]) => fields.some((f) => f.startsWith(`${flood}-`)));
+    expect(kept).toHaveLength(limit);
+
+    const { sessionId } = await launch(h);
+    const { winId } = await round(sessionId, { bet: '1.00', win: '2.00' }, Code.InternalServiceError);
+    await kill(winId);
+    await request(h.url).post(`/admin/api/transactions/${winId}/redrive`).set('Authorization', auth).send({ note: 'a real one' }).expect(200);
+    const [newest] = await h.redis.xrevrange(h.keys.audit(), '+', '-', 'COUNT', 1);
+    expect(newest?.[1]).toEqual(expect.arrayContaining(['transaction_id', winId, 'result', 'redriven']));
   });
 
   it('"not applied" makes a dead win failed with resolution not_applied', async () => {
@@ -208,6 +259,30 @@ describe('reconciliation export', () => {
       expect(row[at('wallet_code')]).toBe('1');
     }
     expect(rows.map((r) => r[at('amount')])).toEqual(['1.10', '0.30', '2.05', '100.01']);
+  });
+
+  it('leaves no cell a spreadsheet could read as a formula, wherever in a field a trigger follows a separator', async () => {
+    const from = Date.now();
+    const { sessionId, playerId } = await launch(h);
+    const roundId = `${uniqueId('r')};=1+2;y`;
+    const betId = `${uniqueId('b')},@SUM(1)|-2`;
+    const winId = `${uniqueId('w')}\t+3; "=HYPERLINK(1)`;
+    expect((await engine(h, `/sessions/${sessionId}/bet`, { round_id: roundId, transaction_id: betId, amount: '1.00' })).status).toBe(200);
+    expect((await engine(h, `/sessions/${sessionId}/win`, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: '2.00' })).status).toBe(200);
+    const res = await request(h.url)
+      .get('/admin/api/export')
+      .query({ from: new Date(from).toISOString(), to: new Date(Date.now()).toISOString(), player_id: playerId, format: 'csv' })
+      .set('Authorization', auth)
+      .expect(200);
+    const [header, ...rows] = res.text.trimEnd().split('\r\n').map(parseCsvLine);
+    const at = (name: string) => header!.indexOf(name);
+    expect(rows).toHaveLength(2);
+    // Every cell as a spreadsheet that splits on , ; | or a tab sees it, spaces and quotes before it trimmed.
+    const cells = rows.flat().flatMap((field) => field.split(/[,;|\t\r\n]/)).map((cell) => cell.replace(/^[ "]+/, ''));
+    expect(cells.filter((cell) => /^[=+\-@]/.test(cell) && !/^-?[0-9.]+$/.test(cell))).toEqual([]);
+    // The text is all there: each cell that could start a formula only got a ' in front.
+    expect(rows.map((r) => r[at('transaction_id')]!.replace(/'(?=[=+\-@\t])/g, ''))).toEqual([betId, winId]);
+    expect(rows[0]![at('round_id')]).toBe(roundId.replace(';=', ";'="));
   });
 
   it('streams JSON too, and refuses a window without its ends', async () => {

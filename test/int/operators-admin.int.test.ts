@@ -16,6 +16,7 @@ import { encodeRequest } from '../../src/wallet/protocol';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { wiredEnv, WIRED_WALLET } from '../support/wired-gateway';
 import { logSink } from '../support/log-sink';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
 
 /**
@@ -104,8 +105,8 @@ beforeAll(async () => {
   transactions = createTransactionStore(redis, shardLayout(prefix, 1), 3600);
   const session = (await createSessionStore(redis, shardLayout(prefix, 1), 3600).create(
     { token: 'secret-wallet-token', playerId: PLAYER, siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' },
-    Date.now(),
-  ))!;
+    Date.now(), DEFAULT_TOKEN_SESSION_CAP,
+  )).session!;
   sessionId = session.sessionId;
 });
 
@@ -161,6 +162,16 @@ describe('Bull Board', () => {
     const api = await request(gateway.url).get('/admin/queues/api/queues').set('Authorization', auth).expect(200);
     const names = (api.body.queues as { name: string }[]).map((q) => q.name).sort();
     expect(names).toEqual(Object.values(QUEUE_NAMES).sort());
+  });
+
+  it('loads nothing from another host: no font link to Google, and a policy that allows this host only', async () => {
+    const page = await request(gateway.url).get('/admin/queues').set('Authorization', auth).expect(200);
+    expect(page.text).not.toMatch(/(href|src)="(https?:)?\/\//);
+    expect(page.text).not.toContain('fonts.googleapis.com');
+    const policy = String(page.headers['content-security-policy']);
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).not.toMatch(/https?:/);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
   });
 });
 

@@ -15,6 +15,7 @@ import { createBreakerStore } from '../../src/store/breaker';
 import { keysFor } from '../../src/store/keys';
 import { closeRedis, createRedis } from '../../src/store/redis';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 
 /**
  * Money paths through the real gateway and a real worker: the defects the demo and the soak found
@@ -516,7 +517,7 @@ describe('a win or refund follows its bet', () => {
     const eur = await launch(token, player);
     // The same player on a JPY token (a wallet that keeps one balance per currency; the simulator
     // keeps one currency a player, so the session is made as a launch would make it).
-    const jpy = (await gateway.parts.sessions.create({ token: `${token}-jpy`, playerId: player, siteId: '7', currency: 'JPY', gameId: 'slots', balance: '100000' }, Date.now()))!;
+    const jpy = (await gateway.parts.sessions.create({ token: `${token}-jpy`, playerId: player, siteId: '7', currency: 'JPY', gameId: 'slots', balance: '100000' }, Date.now(), DEFAULT_TOKEN_SESSION_CAP)).session!;
     const launched = { sessionId: jpy.sessionId };
     expect(status(await post(eur, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '10.00' }))).toBe(200);
     const refund = { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '1000' };

@@ -13,6 +13,7 @@ import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { waitFor } from '../../src/lib/wait-for';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
 
 const prefix = testPrefix('store');
@@ -26,7 +27,7 @@ beforeAll(async () => {
   redis = createRedis(redisUrl());
   sessions = createSessionStore(redis, shardLayout(prefix, 1), 3600);
   txs = createTransactionStore(redis, shardLayout(prefix, 1), 3600, () => now);
-  sessionId = ((await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!).sessionId;
+  sessionId = ((await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!).sessionId;
 });
 
 afterAll(async () => {
@@ -87,8 +88,8 @@ describe('session store', () => {
       },
     });
     const store = createSessionStore(spy, shardLayout(prefix, 1), 3600, { maxEntries: 2, ttlMs: 1000 }, () => clock);
-    const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now)));
-    const [a, b, c] = made.map((m) => m!.sessionId) as [string, string, string];
+    const made = await Promise.all([1, 2, 3].map((i) => store.create({ token: `tok-p${i}`, playerId: String(i), siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)));
+    const [a, b, c] = made.map((m) => m.session!.sessionId) as [string, string, string];
     // the first one was trimmed (two entries at most): one read; the others come from memory
     expect((await store.profile(a))?.playerId).toBe('1');
     expect((await store.profile(c))?.token).toBe('tok-p3');
@@ -114,7 +115,7 @@ describe('transaction store', () => {
   });
 
   it("answers a duplicate with the session's balance, or null once the session is gone", async () => {
-    const gone = (await sessions.create({ token: 'tok-gone', playerId: '3', siteId: '7', currency: 'EUR', gameId: 'g', balance: '9.50' }, now))!;
+    const gone = (await sessions.create({ token: 'tok-gone', playerId: '3', siteId: '7', currency: 'EUR', gameId: 'g', balance: '9.50' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const t = tx('debit', 'b-gone', 'r-gone', { sessionId: gone.sessionId, playerId: '3', tokenRef: tokenRefOf('tok-gone') });
     expect(await claim(t)).toEqual({ kind: 'claimed', sessionBalance: '9.50' });
     const dup = await claim(t);
@@ -128,7 +129,7 @@ describe('transaction store', () => {
   });
 
   it("renews the session's expiry in the claim when asked, never for an ending session", async () => {
-    const s = (await sessions.create({ token: 'tok-ttl', playerId: '4', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
+    const s = (await sessions.create({ token: 'tok-ttl', playerId: '4', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const key = keysFor(prefix).session(s.sessionId);
     const t = (id: string, round: string) => tx('debit', id, round, { sessionId: s.sessionId, playerId: '4', tokenRef: tokenRefOf('tok-ttl') });
     await redis.expire(key, 10);
@@ -173,7 +174,7 @@ describe('transaction store', () => {
   });
 
   it('drops the wallet body of a succeeded, failed or compensated record in the settle; pending, compensating and dead keep it', async () => {
-    const s = (await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!;
+    const s = (await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const t = (kind: 'debit' | 'credit' | 'rollback', id: string, round: string, extra: Partial<NewTransaction> = {}) =>
       tx(kind, id, round, { sessionId: s.sessionId, playerId: '11', tokenRef: tokenRefOf('tok-drop'), ...extra });
     await claim(t('debit', 'd-ok', 'rd-0'));
@@ -236,7 +237,7 @@ describe('transaction store', () => {
   it('keeps a settled bet and its win under 1 KiB of Redis each (MEMORY USAGE)', async () => {
     // Sizes like production's: a UUID token and 36-character ids.
     const token = randomUUID();
-    const s = (await sessions.create({ token, playerId: '18446744073709551615', siteId: '18446744073709551615', currency: 'EUR', gameId: 'a-game-id-of-some-length', balance: '1000.00' }, now))!;
+    const s = (await sessions.create({ token, playerId: '18446744073709551615', siteId: '18446744073709551615', currency: 'EUR', gameId: 'a-game-id-of-some-length', balance: '1000.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const [betId, winId, round] = [randomUUID(), randomUUID(), randomUUID()];
     const fields = { token, player_id: '18446744073709551615', site_id: '18446744073709551615', provider_id: '18446744073709551615', game_id: 'a-game-id-of-some-length', currency: 'EUR', round_id: round };
     const common = { sessionId: s.sessionId, tokenRef: s.tokenRef, siteId: '18446744073709551615', walletRoundId: round };
@@ -390,7 +391,7 @@ describe('transaction store', () => {
   });
 
   it('holds a round closer while earlier credits of its round are pending', async () => {
-    const open = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
+    const open = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const t = (kind: 'debit' | 'credit', id: string, extra: Partial<NewTransaction> = {}) => tx(kind, id, 'r8', { sessionId: open.sessionId, ...extra });
     await betApplied(t('debit', 'b8'));
     expect(await claim(t('credit', 'w8a', { referenceTransactionId: 'b8', roundClosed: false }))).toEqual({ kind: 'claimed', sessionBalance: '1.00' });
@@ -418,9 +419,9 @@ describe('transaction store', () => {
   });
 
   it('keeps pending work in one set per wallet token, shared by relaunched sessions', async () => {
-    const again = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
+    const again = (await sessions.create({ token: 'tok', playerId: '18446744073709551615', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     expect(again.tokenRef).toBe(tokenRefOf('tok'));
-    const other = (await sessions.create({ token: 'other-token', playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now))!;
+    const other = (await sessions.create({ token: 'other-token', playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '1.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const before = await sessions.pendingCount(again);
     expect(before).toBeGreaterThan(0);
     expect(await sessions.pendingCount(other)).toBe(0);
@@ -435,7 +436,7 @@ describe('transaction store', () => {
 describe('scripts', () => {
   test('are loaded again where Redis no longer knows them (a restart or a failover: NOSCRIPT)', async () => {
     const id = `flush-${randomUUID()}`;
-    const session = (await sessions.create({ token: `tok-${id}`, playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now))!;
+    const session = (await sessions.create({ token: `tok-${id}`, playerId: '1', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const record = tx('debit', id, `round-${id}`, { sessionId: session.sessionId, tokenRef: session.tokenRef });
     await redis.script('FLUSH');
     await expect(claim(record)).resolves.toMatchObject({ kind: 'claimed' });
@@ -447,7 +448,7 @@ describe('scripts', () => {
 });
 
 describe('ending a wallet token (contract 5.6)', () => {
-  const make = (token: string) => sessions.create({ token, playerId: '21', siteId: '7', currency: 'EUR', gameId: 'g', balance: '10.00' }, now);
+  const make = (token: string) => sessions.create({ token, playerId: '21', siteId: '7', currency: 'EUR', gameId: 'g', balance: '10.00' }, now, DEFAULT_TOKEN_SESSION_CAP).then((made) => made.session);
 
   it('waits for every session on the token; an expired one counts as ended', async () => {
     const token = `tok-${randomUUID()}`;

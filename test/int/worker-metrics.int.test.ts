@@ -39,12 +39,15 @@ describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
       url = worker.metricsUrl!;
     });
 
-    it('answers /healthz and 404 elsewhere', async () => {
+    it('answers /healthz and 404 elsewhere, every answer with X-Content-Type-Options nosniff', async () => {
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok' });
-      expect((await fetch(`${url}/nope`)).status).toBe(404);
-      expect((await fetch(`${url}/metrics`, { method: 'POST' })).status).toBe(405);
+      const nope = await fetch(`${url}/nope`);
+      expect(nope.status).toBe(404);
+      const post = await fetch(`${url}/metrics`, { method: 'POST' });
+      expect(post.status).toBe(405);
+      for (const res of [health, nope, post]) expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     });
 
     it('serves wallet_retries_total once a credit was retried', async () => {

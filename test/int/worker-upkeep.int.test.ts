@@ -21,6 +21,7 @@ import { DEAD_CHECK_BATCH } from '../../workers/upkeep';
 import type { RunningWorker } from '../../workers/worker';
 import { callsFor, startHarness, newId, type Harness, type Player } from '../support/worker-harness';
 import { waitFor } from '../../src/lib/wait-for';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
 
 let h: Harness;
@@ -353,8 +354,8 @@ describe('sessions', () => {
     expect((await h.wallet.call('authenticate', relaunched.fields)).kind).toBe('ok');
     relaunched.session = (await h.sessions.create(
       { token, playerId: player.fields.player_id, siteId: player.fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: balance() },
-      Date.now(),
-    ))!;
+      Date.now(), DEFAULT_TOKEN_SESSION_CAP,
+    )).session!;
     const bet2 = await h.bet(relaunched);
     const win2 = await h.settleInline(relaunched, 'credit', bet2);
     expect(win2.next).toBe('settle');

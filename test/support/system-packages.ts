@@ -4,8 +4,8 @@ import { existsSync } from 'node:fs';
 /**
  * What the e2e tests need from the machine beyond Node and a Redis that answers, installed when
  * missing so the README's `npm test` passes on a fresh Debian machine (contract section 1):
- * Chromium for the demo-game browser test, redis-server for the private Redis of the soak and demo,
- * redis-sentinel for the Sentinel failover tests.
+ * Chromium for the demo-game browser test, redis-server for the private Redis of the soak and demo
+ * and for the Sentinel tests' sentinels (`redis-server --sentinel`).
  */
 
 /** Debian's package (apt-get install chromium); CHROMIUM_PATH for another machine's build. */
@@ -42,11 +42,4 @@ export function ensureChromium(): void {
 export function ensureRedisServer(): void {
   if (onPath('redis-server')) return;
   aptInstall(['redis-server'], 'the soak and demo tests start private redis-server processes');
-}
-
-/** Debian ships redis-sentinel as its own package (the same binary under another name). */
-export function ensureRedisSentinel(): void {
-  if (onPath('redis-sentinel')) return;
-  aptInstall(['redis-sentinel'], 'the Sentinel failover tests start private redis-sentinel processes');
-  if (!onPath('redis-sentinel')) throw new Error('apt-get installed redis-sentinel, but redis-sentinel is still not on the PATH');
 }

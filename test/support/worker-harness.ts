@@ -17,6 +17,7 @@ import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { encodeRequest, type SessionFields, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { deletePrefix, redisUrl, testPrefix } from './prefix';
+import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
 
 /**
@@ -157,8 +158,8 @@ async function openHarness(options: HarnessOptions, closers: Closers): Promise<H
     if (auth.kind !== 'ok') throw new Error(`authenticate failed: ${JSON.stringify(auth)}`);
     const session = (await sessions.create(
       { token: fields.token, playerId: fields.player_id, siteId: fields.site_id, currency: 'EUR', gameId: 'slot-1', balance: auth.response.balance },
-      Date.now(),
-    ))!;
+      Date.now(), DEFAULT_TOKEN_SESSION_CAP,
+    )).session!;
     return { session, fields };
   }
 

@@ -51,6 +51,13 @@ describe('configuration errors', () => {
     }
   });
 
+  it('bounds the launches of a token: TOKEN_SESSION_CAP (at most 1000, the walk of a token\'s sessions) and TOKEN_LAUNCHES_PER_MINUTE', () => {
+    expect(loadGatewayConfig(valid)).toMatchObject({ TOKEN_SESSION_CAP: 100, TOKEN_LAUNCHES_PER_MINUTE: 30 });
+    expect(messageOf(() => loadGatewayConfig({ ...valid, TOKEN_SESSION_CAP: '1001' }))).toContain('TOKEN_SESSION_CAP: ');
+    expect(messageOf(() => loadGatewayConfig({ ...valid, TOKEN_SESSION_CAP: '0' }))).toContain('TOKEN_SESSION_CAP: ');
+    expect(messageOf(() => loadGatewayConfig({ ...valid, TOKEN_LAUNCHES_PER_MINUTE: 'many' }))).toContain('TOKEN_LAUNCHES_PER_MINUTE: ');
+  });
+
   it('says what is wrong with a URL and which variables are missing', () => {
     expect(messageOf(() => loadGatewayConfig({ ...valid, WALLET_BASE_URL: 'ftp://u:secret@x' }))).toContain('WALLET_BASE_URL: must be an http:// or https:// URL');
     const missing = messageOf(() => loadGatewayConfig({ PROVIDER_ID: '1' }));

@@ -16,6 +16,10 @@
   expiry, decides). With 'wait_sessions' comes when the sweeper should look again: `recheckAt`, or
   the moment the soonest-expiring open session expires if that is earlier (a session whose launch
   answer was lost is never ended by the engine: its expiry releases the token on time).
+
+  The token's sessions and its pending records are passed in KEYS (read by the caller just before;
+  a caller whose lists are no longer the whole sets answers 'stale' and is called again), so the
+  step touches only keys it was given.
 ]]
 
 --[[
@@ -23,33 +27,38 @@
   first: its record gone (removed by hand, or lost with a primary), or no longer pending,
   compensating or dead. Such a member is left by a process of an earlier release that settled a
   compensation without knowing the debit being compensated holds its token (includes/debit-state).
+  `pending` lists the whole set (includes/listed-keys): its members and their records' keys.
 ]]
-local function tokenHolds(tokenPendingKey, txPrefix)
-  local held = redis.call('SCARD', tokenPendingKey)
-  if held == 0 then return 0 end
-  for _, id in ipairs(redis.call('SMEMBERS', tokenPendingKey)) do
-    local state = redis.call('HGET', txPrefix .. id, 'state')
+local function tokenHolds(tokenPendingKey, pending)
+  local held = #pending.members
+  for i, recordKey in ipairs(pending.keys) do
+    local state = redis.call('HGET', recordKey, 'state')
     if state ~= 'pending' and state ~= 'compensating' and state ~= 'dead' then
-      redis.call('SREM', tokenPendingKey, id)
+      redis.call('SREM', tokenPendingKey, pending.members[i])
       held = held - 1
     end
   end
   return held
 end
 
-local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessionPrefix, txPrefix, now, leaseUntil, recheckAt)
+--[[
+  `sessions` lists the whole set of the token's sessions (includes/listed-keys), at most
+  TOKEN_SESSION_CAP of them (create-session-3.lua): the walk is bounded however often the token was
+  launched.
+]]
+local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessions, pending, now, leaseUntil, recheckAt)
   local state = redis.call('HGET', tokenKey, 'state')
   if not state then
-    if tokenHolds(tokenPendingKey, txPrefix) > 0 then return 'wait_work' end
+    if tokenHolds(tokenPendingKey, pending) > 0 then return 'wait_work' end
     local open, lookAt = false, tonumber(recheckAt)
-    for _, sessionId in ipairs(redis.call('SMEMBERS', tokenSessionsKey)) do
-      local sessionState = redis.call('HGET', sessionPrefix .. sessionId, 'state')
+    for i, sessionKey in ipairs(sessions.keys) do
+      local sessionState = redis.call('HGET', sessionKey, 'state')
       -- An expired session counts as ended.
       if not sessionState then
-        redis.call('SREM', tokenSessionsKey, sessionId)
+        redis.call('SREM', tokenSessionsKey, sessions.members[i])
       elseif sessionState == 'open' then
         open = true
-        local ttl = redis.call('PTTL', sessionPrefix .. sessionId)
+        local ttl = redis.call('PTTL', sessionKey)
         if ttl >= 0 then lookAt = math.min(lookAt, tonumber(now) + ttl + 1) end
       end
     end
@@ -60,7 +69,7 @@ local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenW
     redis.call('PERSIST', tokenSessionsKey)
   elseif tonumber(redis.call('HGET', tokenKey, 'lease') or '0') > tonumber(now) then
     return 'busy'
-  elseif tokenHolds(tokenPendingKey, txPrefix) > 0 then
+  elseif tokenHolds(tokenPendingKey, pending) > 0 then
     -- Decided, but the background started work of the token since (a debit found applied late
     -- is rolled back first): never send the terminate under pending work.
     return 'wait_work'
