@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { keysFor } from '../../src/store/keys';
 import { defineScript, loadLua } from '../../src/store/scripts';
 
 /** The store's Lua files keep the shape their headers promise (src/store/lua, BullMQ-style). */
@@ -42,4 +43,14 @@ describe.each(files)('%s.lua', (file) => {
 
 test('a file name without its key count is refused', () => {
   expect(() => defineScript('claim', () => ({ keys: [], args: [] }))).toThrow(/name-NKEYS/);
+});
+
+test('a script touches only the keys it is passed: the key layout hands no key prefix to build one from', () => {
+  const keys = keysFor('wgw');
+  expect(Object.keys(keys).filter((name) => /prefix/i.test(name))).toEqual([]);
+  for (const file of files) {
+    const lua = loadLua(file);
+    // Every key argument of a command is a named local taken from KEYS, never text joined in the script.
+    expect(lua.match(/redis\.call\('[A-Z]+', [^,)]*\.\./g) ?? []).toEqual([]);
+  }
 });
