@@ -124,10 +124,9 @@ describe('GET /launch', () => {
   });
 
   it('answers 422 for a wallet code outside the spec table and 503 for an unknown outcome', async () => {
-    // A token first authenticated for another currency of the same player: the simulator's 104.
-    const playerId = newPlayerId();
-    await launch(h, { playerId, currency: 'EUR' });
-    const other = await request(h.url).get('/launch').query(query({ player_id: playerId, currency: 'USD' })).set('Accept', 'application/json');
+    // A token first authenticated for another player: the simulator's 104.
+    const { token } = await launch(h, { playerId: newPlayerId() });
+    const other = await request(h.url).get('/launch').query(query({ token, player_id: newPlayerId() })).set('Accept', 'application/json');
     expect(other.status).toBe(422);
     expect(other.body.error).toMatchObject({ code: 'WALLET_REJECTED', wallet_code: Code.InvalidToken });
 
