@@ -1,10 +1,11 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { replaceFailedRollback } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
+import { lastOutageFailureAt } from '../src/duties/breaker-policy';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
-import type { RetryGate, WalletBreaker } from '../src/duties/wallet-breaker';
+import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, ShardRef, TransactionStore } from '../src/store/transactions';
@@ -21,7 +22,7 @@ export interface RetryProcessorDeps {
   readonly shard: number;
   readonly wallet: WalletClient;
   /** While the wallet circuit breaker is not closed, no attempt is made and none of the budget is spent. */
-  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused' | 'allowsCalls'>;
+  readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused' | 'allowsCalls' | 'healthOkAt'>;
   /** Holds the whole retry queue back for this long (BullMQ queue.rateLimit). */
   readonly rateLimit: (ms: number) => Promise<void>;
   readonly logger: Logger;
@@ -71,13 +72,14 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
       plan,
+      healthOkAt: breaker.healthOkAt(),
     });
     if (begun === undefined) {
       logger.warn({ transaction_id: transactionId }, 'retry job for an unknown transaction; nothing to do');
       return 'missing';
     }
     const { record } = begun;
-    if (begun.kind === 'started' && isRetryable(record)) return attempt(record, { kind: 'go' }, token);
+    if (begun.kind === 'started' && isRetryable(record)) return attempt(record, token);
     if (record.state !== 'pending') {
       await reconcileCompensatedDebit(record);
       return record.state;
@@ -132,14 +134,20 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     }
 
     // The wallet is down: back to wait, the queue held until the breaker's probe; no attempt is made
-    // and none of the spec's budget is spent.
-    const gate = await breaker.gate('retry');
+    // and none of the spec's budget is spent. The last try failed as an outage would: this one
+    // record waits for the breaker's verdict.
+    const gate = await breaker.gate('retry', lastOutageFailureAt(record));
     if (gate.kind === 'wait') {
       breaker.refused('retry');
       if (token === undefined) throw new RetryLater(gate.ms, 'wallet circuit breaker open');
+      if (gate.for === 'verdict') {
+        await job.moveToDelayed(now() + gate.ms, token);
+        throw new DelayedError();
+      }
       await rateLimit(gate.ms);
       throw Worker.RateLimitError();
     }
+    if (gate.kind === 'trial') return trial(job, record, token);
 
     // Count the try before it goes out: a crash mid-call still uses up one attempt.
     const started = await store.settle(record, {
@@ -152,19 +160,33 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
-    if (!started) {
-      if (gate.kind === 'trial') await breaker.trialUnused();
-      return 'settled-elsewhere';
-    }
-    return attempt(record, gate, token);
+    if (!started) return 'settled-elsewhere';
+    return attempt(record, token);
   };
 
+  /**
+   * A half-open breaker's trial: wallet `status` of the record's transaction, a query and not a
+   * send of it, so a failed trial spends none of its budget. The send itself waits until the
+   * breaker closes.
+   */
+  async function trial(job: Job<RetryJobData>, record: TransactionRecord, token: string | undefined): Promise<never> {
+    const fields = statusFieldsFor(record);
+    if (fields === undefined) {
+      await breaker.trialUnused();
+    } else {
+      const status = await wallet.call('status', fields);
+      await breaker.trialDone(record.transactionId, { outcome: status.kind, code: status.kind === 'rejected' ? status.code : null });
+    }
+    if (token === undefined) throw new RetryLater(WAIT_FOR_BREAKER_MS, 'trial made');
+    await job.moveToDelayed(now() + WAIT_FOR_BREAKER_MS, token);
+    throw new DelayedError();
+  }
+
   /** The wallet attempt of a run whose start is recorded (`record` as it was before that start). */
-  async function attempt(record: TransactionRecord & { kind: 'credit' | 'rollback' }, gate: RetryGate, token: string | undefined): Promise<string> {
+  async function attempt(record: TransactionRecord & { kind: 'credit' | 'rollback' }, token: string | undefined): Promise<string> {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
-    if (gate.kind === 'trial') await breaker.trialDone(record.transactionId, { outcome: outcome.kind, code: outcome.kind === 'rejected' ? outcome.code : null });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
     return apply(record, next, token);
   }

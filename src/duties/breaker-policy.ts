@@ -1,6 +1,7 @@
 import type { SharedBreakerPolicy } from '../store/breaker';
 import { signalsOutage } from '../wallet/codes';
 import type { WalletCallEvent } from '../wallet/protocol';
+import type { AttemptResult } from './retry-policy';
 
 /**
  * When the wallet circuit breaker opens, probes and closes (docs/background.md, "Wallet outages").
@@ -52,6 +53,17 @@ export const BREAKER_POLICY: BreakerPolicy = Object.freeze({
 export function isOutageSignal(event: Pick<WalletCallEvent, 'outcome' | 'code'>): boolean {
   if (event.outcome === 'unknown') return true;
   return event.outcome === 'rejected' && event.code !== null && signalsOutage(event.code);
+}
+
+/**
+ * When a record's last try failed as an outage would (the time that failure was stored), else
+ * undefined. Its next send waits for a health check that passed after it: while an outage comes on
+ * (calls failing, the breaker not open yet) the retry holds the budget the outage ought to hold.
+ */
+export function lastOutageFailureAt(record: { readonly history: readonly AttemptResult[]; readonly updatedAt: number }): number | undefined {
+  const last = record.history.at(-1);
+  if (last === undefined) return undefined;
+  return last === 'unknown' || isOutageSignal({ outcome: 'rejected', code: last }) ? record.updatedAt : undefined;
 }
 
 /** Delay before the probe after the n-th consecutive opening (n ≥ 1). */

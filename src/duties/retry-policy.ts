@@ -55,5 +55,6 @@ export function retryPlan(unit: DelayUnit): RetryPlan {
   return {
     plainRetryCodes: WALLET_CODES.filter((c) => retryClass(c.code) === 'retry').map((c) => c.code),
     delaysMs: Array.from({ length: MAX_RETRIES }, (_, i) => retryDelayMs(i + 1, unit)),
+    outageCodes: WALLET_CODES.filter((c) => c.outage).map((c) => c.code),
   };
 }

@@ -17,7 +17,14 @@ import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy } fro
  * Redis while the breaker is closed, its own sliding window of wallet calls, and takes part in the
  * health checks (one process at a time, by lease).
  */
-export type RetryGate = { readonly kind: 'go' | 'trial' } | { readonly kind: 'wait'; readonly ms: number };
+export type RetryGate =
+  | { readonly kind: 'go' | 'trial' }
+  /**
+   * `breaker`: it is not closed, the whole queue waits for the probe. `verdict`: it is closed, but
+   * this one send's last try failed as an outage would and no health check passed since: it waits
+   * for the breaker's verdict (a passed check, or the breaker open) instead of spending its budget.
+   */
+  | { readonly kind: 'wait'; readonly ms: number; readonly for: 'breaker' | 'verdict' };
 
 export interface WalletBreaker {
   state(): BreakerState;
@@ -27,9 +34,12 @@ export interface WalletBreaker {
   observe(event: WalletCallEvent): void;
   /**
    * Before a background wallet call: go (closed), a trial (half-open; retries only), or wait (no
-   * budget spent).
+   * budget spent). `failedAt`: when the call's last try failed as an outage would (unknown outcome,
+   * an `outage` code); it then goes only once a health check passed after that.
    */
-  gate(asker: 'retry' | 'terminate'): Promise<RetryGate>;
+  gate(asker: 'retry' | 'terminate', failedAt?: number): Promise<RetryGate>;
+  /** When a health check last passed, as this process saw the shared state (0: none). */
+  healthOkAt(): number;
   /** The outcome of a trial the gate granted, for one transaction. */
   trialDone(transactionId: string, event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
   /** A trial the gate granted was not sent (nothing to send): its slot goes back. */
@@ -45,6 +55,8 @@ export interface WalletBreaker {
 export const REFRESH_MS = 500;
 /** A waiting retry looks again at least this soon (the probe may come earlier than planned). */
 const MIN_WAIT_MS = 500;
+/** A send waiting for a verdict has this process ask the health check, at most this often. */
+const VERDICT_ASK_MS = 500;
 const STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
 export interface WalletBreakerDeps {
@@ -67,11 +79,15 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
   const policy = deps.policy ?? BREAKER_POLICY;
   const now = deps.now ?? Date.now;
   const window = new OutcomeWindow(policy);
-  let view: BreakerView = { state: 'closed', probeAt: null, openedAt: null };
+  let view: BreakerView = { state: 'closed', probeAt: null, openedAt: null, healthOkAt: null };
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> | undefined;
   let lastHealthAt = 0;
   let opening = false;
+  /** The wallet's health check, once started. */
+  let health: Pick<WalletClient, 'healthCheck'> | undefined;
+  /** The health check this process asks for sends waiting on a verdict: one at a time, all of them wait on it. */
+  let asking: Promise<void> | undefined;
 
   function adopt(next: BreakerView, changedHere: boolean, why?: string): void {
     if (next.state !== view.state) {
@@ -89,10 +105,18 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     metrics?.walletBreakerOpenSeconds.set(next.openedAt === null ? 0 : Math.max(0, (now() - next.openedAt) / 1000));
   }
 
-  async function report(event: Parameters<BreakerStore['report']>[0], why?: string, subject?: string) {
-    const t = await store.report(event, now(), why, subject);
+  async function report(event: Parameters<BreakerStore['report']>[0], why?: string, subject?: string, at = now()) {
+    const t = await store.report(event, at, why, subject);
     adopt(t, t.changed, why);
     return t;
+  }
+
+  /** One health check, reported to the shared state; a pass counts from when it was asked (news after any failure before it). */
+  async function checkHealth(wallet: Pick<WalletClient, 'healthCheck'>): Promise<void> {
+    const at = now();
+    lastHealthAt = at;
+    const { healthy } = await wallet.healthCheck();
+    await report(healthy ? 'health_ok' : 'health_fail', healthy ? undefined : 'health check failed', undefined, healthy ? at : now());
   }
 
   async function tick(wallet: Pick<WalletClient, 'healthCheck'>): Promise<void> {
@@ -106,9 +130,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
           ? view.probeAt !== null && at >= view.probeAt
           : at - lastHealthAt >= (suspect ? policy.suspectHealthIntervalMs : policy.healthIntervalMs);
       if (!due || (!suspect && !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS)))) return;
-      lastHealthAt = at;
-      const { healthy } = await wallet.healthCheck();
-      await report(healthy ? 'health_ok' : 'health_fail', healthy ? undefined : 'health check failed');
+      await checkHealth(wallet);
     } catch (err) {
       logger.warn({ err }, 'wallet circuit breaker: refresh failed');
     }
@@ -132,13 +154,29 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
         });
     },
 
-    async gate(asker) {
+    async gate(asker, failedAt) {
+      const unanswered = () => view.state === 'closed' && failedAt !== undefined && (view.healthOkAt ?? 0) <= failedAt;
+      if (unanswered()) {
+        // The breaker's verdict on that failure: a health check asked now. A pass lets the send go
+        // (the failure was the transaction's own); failing ones open the breaker within seconds.
+        if (health !== undefined && (asking !== undefined || now() - lastHealthAt >= VERDICT_ASK_MS)) {
+          asking ??= checkHealth(health)
+            .catch((err: unknown) => logger.warn({ err }, 'wallet circuit breaker: health check failed to run'))
+            .finally(() => {
+              asking = undefined;
+            });
+          await asking;
+        }
+        if (unanswered()) return { kind: 'wait', ms: MIN_WAIT_MS, for: 'verdict' };
+      }
       if (view.state === 'closed') return { kind: 'go' };
-      if (view.state === 'open') return { kind: 'wait', ms: Math.max(MIN_WAIT_MS, (view.probeAt ?? now()) - now()) };
-      if (asker === 'terminate') return { kind: 'wait', ms: MIN_WAIT_MS };
+      if (view.state === 'open') return { kind: 'wait', ms: Math.max(MIN_WAIT_MS, (view.probeAt ?? now()) - now()), for: 'breaker' };
+      if (asker === 'terminate') return { kind: 'wait', ms: MIN_WAIT_MS, for: 'breaker' };
       const t = await report('trial');
-      return t.trial === 'wait' ? { kind: 'wait', ms: MIN_WAIT_MS } : { kind: t.trial };
+      return t.trial === 'wait' ? { kind: 'wait', ms: MIN_WAIT_MS, for: 'breaker' } : { kind: t.trial };
     },
+
+    healthOkAt: () => view.healthOkAt ?? 0,
 
     async trialDone(transactionId, event) {
       if (isOutageSignal(event)) await report('trial_fail', 'trial retries of different transactions failed', transactionId);
@@ -154,6 +192,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     },
 
     start(wallet) {
+      health = wallet;
       timer ??= setInterval(() => {
         ticking ??= tick(wallet).finally(() => {
           ticking = undefined;

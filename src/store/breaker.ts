@@ -12,7 +12,11 @@ export interface SharedBreakerPolicy {
   /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
   readonly firstProbeMs: number;
   readonly maxProbeMs: number;
-  /** Real retries let through at a time while half-open (terminates are never trials); a reported trial frees its slot. */
+  /**
+   * Trials at a time while half-open: a waiting retry asks wallet `status` of its transaction (a
+   * query, so a failed trial spends none of its budget); terminates are never trials. A reported
+   * trial frees its slot.
+   */
   readonly trials: number;
   /** Passed trials that close it. */
   readonly trialsToClose: number;
@@ -39,6 +43,8 @@ export interface BreakerView {
   readonly probeAt: number | null;
   /** When it opened (ms); null while closed. */
   readonly openedAt: number | null;
+  /** When a health check last passed (ms); null if none has. */
+  readonly healthOkAt: number | null;
 }
 
 export type BreakerEvent = 'open' | 'health_fail' | 'health_ok' | 'trial' | 'trial_unused' | 'trial_ok' | 'trial_fail';
@@ -83,20 +89,21 @@ export function createBreakerStore(redis: RedisClient, keys: Keys, policy: Share
   registerScripts(redis, [breakerScript]);
   return {
     async read() {
-      const [state, probeAt, openedAt] = await redis.hmget(keys.breaker(), 'state', 'probe_at', 'opened_at');
+      const [state, probeAt, openedAt, healthOkAt] = await redis.hmget(keys.breaker(), 'state', 'probe_at', 'opened_at', 'health_ok_at');
       const s = (state ?? 'closed') as BreakerState;
-      return { state: s, probeAt: s === 'open' ? num(probeAt) : null, openedAt: s === 'closed' ? null : num(openedAt) };
+      return { state: s, probeAt: s === 'open' ? num(probeAt) : null, openedAt: s === 'closed' ? null : num(openedAt), healthOkAt: num(healthOkAt) };
     },
 
     async report(event, now, reason = '', subject = '') {
-      const [state, probeAt, openedAt, changed, trial] = (await runScript(redis, breakerScript, { keys, event, now, reason, subject, policy })) as [
+      const [state, probeAt, openedAt, changed, trial, healthOkAt] = (await runScript(redis, breakerScript, { keys, event, now, reason, subject, policy })) as [
         BreakerState,
         string,
         string,
         number,
         string,
+        string,
       ];
-      return { state, probeAt: num(probeAt), openedAt: num(openedAt), changed: changed === 1, trial: trial === '' ? 'go' : (trial as 'trial' | 'wait') };
+      return { state, probeAt: num(probeAt), openedAt: num(openedAt), changed: changed === 1, trial: trial === '' ? 'go' : (trial as 'trial' | 'wait'), healthOkAt: num(healthOkAt) };
     },
 
     async takeHealthLease(ms) {

@@ -147,6 +147,8 @@ export interface RetryPlan {
   readonly plainRetryCodes: readonly number[];
   /** The delay before retry n at index n - 1, for n = 1..MAX_RETRIES. */
   readonly delaysMs: readonly number[];
+  /** Codes that are evidence of an outage: after one (or an unknown outcome) a retry waits for a passed health check. */
+  readonly outageCodes: readonly number[];
 }
 
 /** A worker's retry run, first step (begin-retry-2.lua). */
@@ -157,6 +159,11 @@ export interface BeginRetryInput {
   readonly inFlightUntil: number;
   readonly nextCheckAt: number;
   readonly plan: RetryPlan;
+  /**
+   * When a wallet health check last passed (ms, 0: none): a record whose last try failed as an
+   * outage would (unknown, an `outage` code) is only read unless one passed after that try.
+   */
+  readonly healthOkAt: number;
 }
 
 /**
@@ -352,6 +359,8 @@ const beginRetryScript = defineScript<{ keys: Keys; transactionId: string } & Be
     String(input.nextCheckAt),
     input.plan.plainRetryCodes.join(','),
     input.plan.delaysMs.join(','),
+    input.plan.outageCodes.join(','),
+    String(input.healthOkAt),
   ],
 }), { packed: true });
 

@@ -313,9 +313,11 @@ describe('transaction store', () => {
       expect(await txs.settle(tx('credit', id, `r-${id}`), { state: 'pending', expect: ['pending'], attempts: 1, lastWalletCode: 2, history: [2], nextCheckAt: now })).toBe(true);
     }
     const due = now + plan.delaysMs[0]!;
-    const start = { now: due, mayStart: true, inFlightUntil: due + 5000, nextCheckAt: due + 7000, plan };
+    const start = { now: due, mayStart: true, inFlightUntil: due + 5000, nextCheckAt: due + 7000, plan, healthOkAt: due };
     expect(await txs.beginRetry('w-br-a', 0, { ...start, now: due - 1 })).toMatchObject({ kind: 'read', record: { attempts: 1, history: [2] } });
     expect(await txs.beginRetry('w-br-a', 0, { ...start, mayStart: false })).toMatchObject({ kind: 'read', record: { attempts: 1 } });
+    // 2 is evidence of an outage: with no health check passed since that answer, only read.
+    expect(await txs.beginRetry('w-br-a', 0, { ...start, healthOkAt: now })).toMatchObject({ kind: 'read', record: { attempts: 1 } });
     expect(await txs.beginRetry('w-br-a', 0, start)).toMatchObject({ kind: 'started', record: { attempts: 1, history: [2], inFlightUntil: null } });
     const b = (await txs.get('w-br-b'))!;
     const viaSettle = createTransactionStore(redis, shardLayout(prefix, 1), 3600, () => due);

@@ -100,7 +100,7 @@ it('a debit linked to an engine refund that already succeeded (its job still act
       return done;
     },
   };
-  const breaker = { allowsCalls: () => true, gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as unknown as RetryProcessorDeps['breaker'];
+  const breaker = { allowsCalls: () => true, healthOkAt: () => Date.now(), gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as unknown as RetryProcessorDeps['breaker'];
   const processRetry = createRetryProcessor({
     store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined,
     logger: createLogger({ level: 'silent', name: 'review' }), metrics: createMetrics({ defaultMetrics: false }), unit: 'ms',

@@ -173,7 +173,7 @@ describe('sweeper', () => {
       },
     };
     const processRetry = createRetryProcessor({
-      store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: stalled, breaker: { allowsCalls: () => true, gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as never,
+      store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: stalled, breaker: { allowsCalls: () => true, healthOkAt: () => Date.now(), gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as never,
       rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
       graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
       now: () => Date.now() + 10_000,
@@ -183,35 +183,33 @@ describe('sweeper', () => {
     expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: record.attempts + 2, history: [...record.history, 'unknown', 'unknown'] });
   });
 
-  it('a run holding a half-open breaker\'s trial that loses the attempt\'s start to another run gives the slot back unsent', async () => {
+  it('a half-open breaker\'s trial is a wallet status of the record: a failed trial spends none of its budget', async () => {
     const { id, record } = await pendingCreditWithoutJob();
-    const callsBefore = callsFor(h.sim, id).length;
+    const sendsBefore = callsFor(h.sim, id, 'credit').length;
     const breakerKeys = keysFor(`${h.prefix}-trial-retry`);
     const breakerStore = createBreakerStore(h.redis, breakerKeys, BREAKER_POLICY);
     const silent = createLogger({ level: 'silent', name: 'trial-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const breaker = createWalletBreaker({ store: breakerStore, logger: silent, observeCalls: false });
-    // Another run (a stalled job picked up again) starts the attempt right after this run read the record.
-    const racing = {
-      ...h.store,
-      beginRetry: async (...args: Parameters<typeof h.store.beginRetry>) => {
-        const begun = await h.store.beginRetry(...args);
-        await h.store.settle(record, { state: 'pending', expect: ['pending'], expectAttempts: record.attempts, attempts: record.attempts + 1, history: [...record.history, 'unknown'] });
-        return begun;
-      },
-    };
     try {
       await breakerStore.report('open', Date.now() - BREAKER_POLICY.firstProbeMs, 'test');
       breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processRetry = createRetryProcessor({
-        store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+        store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
         graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
         // Past the spec's delay for the recorded failure, so the run goes to the breaker's gate at once.
         now: () => Date.now() + 10_000,
       });
-      expect(await processRetry({ data: { transactionId: id } } as Job<RetryJobData>)).toBe('settled-elsewhere');
-      expect(await h.redis.hget(breakerKeys.breaker(), 'trials')).toBe('0');
-      expect(callsFor(h.sim, id)).toHaveLength(callsBefore);
+      // The health check passes but money calls still fail: the trial fails.
+      h.sim.faults.failNext('status', 1, Code.InternalServiceError, { transactionId: id });
+      await expect(processRetry({ data: { transactionId: id } } as Job<RetryJobData>)).rejects.toBeInstanceOf(RetryLater);
+      expect(await h.redis.hmget(breakerKeys.breaker(), 'trials', 'trial_fail')).toEqual(['0', '1']);
+      // The trial passes: still no send of the credit until the breaker closes.
+      await expect(processRetry({ data: { transactionId: id } } as Job<RetryJobData>)).rejects.toBeInstanceOf(RetryLater);
+      expect(await h.redis.hmget(breakerKeys.breaker(), 'trials', 'trial_ok')).toEqual(['0', '1']);
+      expect(callsFor(h.sim, id, 'status')).toHaveLength(2);
+      expect(callsFor(h.sim, id, 'credit')).toHaveLength(sendsBefore);
+      expect(await h.store.get(id)).toMatchObject({ state: 'pending', attempts: record.attempts, history: record.history });
     } finally {
       await breaker.close();
       await h.redis.del(breakerKeys.breaker());

@@ -9,7 +9,8 @@
     (deferred, no attempt yet); not an engine call whose inline try may still be out (no attempt
     yet, not queued); no attempt in flight; and either no attempt made yet (a queued call, a
     compensation), or the last one answered 'u' or a plain retry code with retries left, and that
-    retry is due.
+    retry is due; and when that answer was 'u' or an outage code, a health check passed after it
+    (else the worker's gate waits for the breaker's verdict).
 
   Anything else (a 34/39, a final code, no retries left, too early, in flight, held) is returned
   unchanged for the worker's own checks, which then decide as before. A pending record is in the
@@ -28,6 +29,8 @@
     [5]   next check at (ms)
     [6]   plain retry codes, comma separated
     [7]   delay before retry n (ms), n = 1.. in order, comma separated (as many as retries allowed)
+    [8]   outage codes, comma separated
+    [9]   when a health check last passed (ms, 0: never)
 
   Output:
     {}                                  no such record
@@ -38,6 +41,7 @@ local txKey, pendingKey = KEYS[1], KEYS[2]
 local args = cjson.decode(ARGV[1])
 local id, now, mayStart, inFlightUntil, nextCheckAt = args[1], tonumber(args[2]), args[3] == '1', args[4], args[5]
 local plainCodes, delayList = args[6], args[7]
+local outageCodes, healthOkAt = args[8], tonumber(args[9])
 
 local rec = redis.call('HGETALL', txKey)
 if #rec == 0 then return {} end
@@ -59,6 +63,8 @@ local function dueToStart()
     last = entry
   end
   if last ~= 'u' and not string.find(',' .. plainCodes .. ',', ',' .. last .. ',', 1, true) then return false end
+  local outage = last == 'u' or string.find(',' .. outageCodes .. ',', ',' .. last .. ',', 1, true)
+  if outage and tonumber(h['updated_at'] or '0') >= healthOkAt then return false end
   local n = 0
   for delay in string.gmatch(delayList, '[^,]+') do
     n = n + 1

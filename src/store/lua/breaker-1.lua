@@ -6,10 +6,12 @@
   - open:        a process's window saw an outage (closed only; ignored otherwise)
   - health_fail: a failed health check; `healthFailures` in a row open a closed breaker, one fails
                  a half-open probe
-  - health_ok:   a passed health check; an open breaker whose probe is due goes half_open; a
-                 half-open one that saw no failed trial for a whole trial window since it went
-                 half-open closes (there may be no retry to try with, or every slot may be taken by
-                 holders that send nothing: giving slots out again must not hold it half-open)
+  - health_ok:   a passed health check, its time kept (health_ok_at: a retry whose last try failed
+                 as an outage would sends again only after one); an open breaker whose probe is due
+                 goes half_open; a half-open one that saw no failed trial for a whole trial window
+                 since it went half-open closes (there may be no retry to try with, or every slot may
+                 be taken by holders that send nothing: giving slots out again must not hold it
+                 half-open)
   - trial:       takes one of the half-open breaker's trial slots ('trial'), or not ('wait'); a
                  reported trial frees its slot; when every slot is taken and none was taken or
                  reported for a trial window, they are given out again (their holders died)
@@ -36,7 +38,8 @@
     ARGV[10] different transactions whose failed trials open it again
     ARGV[11] subject: the transaction of a failed trial
 
-  Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | ''}
+  Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | '',
+           last passed health check (ms, '' if none)}
 ]]
 local breakerKey = KEYS[1]
 local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -44,7 +47,7 @@ local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
 local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local trialsToClose, failuresToOpen, subject = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since', 'failed_subjects')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since', 'failed_subjects', 'health_ok_at')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
@@ -53,12 +56,14 @@ local trialsTaken, trialsOk, since, trialsFailed = tonumber(b[6] or '0'), tonumb
 local quietSince = tonumber(b[10] or '0')
 -- The transactions whose trials failed in this window, each between two '|'.
 local failedSubjects = b[11] or '|'
+local healthOkAt = b[12] or ''
 local changed, trial = 0, ''
 
 local function close()
   state, changed, openings, probeAt, openedAt = 'closed', 1, 0, '', ''
   redis.call('DEL', breakerKey)
   redis.call('HSET', breakerKey, 'state', 'closed', 'since', now)
+  if healthOkAt ~= '' then redis.call('HSET', breakerKey, 'health_ok_at', healthOkAt) end
 end
 
 local function open(why)
@@ -77,7 +82,8 @@ elseif event == 'health_fail' then
   redis.call('HSET', breakerKey, 'health_fail', healthFail)
   if (state == 'closed' and healthFail >= healthFailures) or state == 'half_open' then open('health check failed') end
 elseif event == 'health_ok' then
-  redis.call('HSET', breakerKey, 'health_fail', 0)
+  healthOkAt = tostring(now)
+  redis.call('HSET', breakerKey, 'health_fail', 0, 'health_ok_at', healthOkAt)
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
     redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'since', now, 'quiet_since', now)
@@ -116,4 +122,4 @@ end
 
 if state ~= 'open' then probeAt = '' end
 if state == 'closed' then openedAt = '' end
-return {state, probeAt, openedAt, changed, trial}
+return {state, probeAt, openedAt, changed, trial, healthOkAt}
