@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSimulator, type RunningSimulator } from '../sim';
+import { startSimulator, type RecordedCall, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
 import { compensationTransactionId } from '../duties/compensation-id';
 import { lockSettings } from '../../workers/worker';
@@ -353,7 +353,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       : undefined;
 
     scheduler?.start();
-    await guard(engine.run()).catch(async (err: unknown) => {
+    const playedUntil = await guard(engine.run().then(() => Date.now())).catch(async (err: unknown) => {
       await scheduler?.abort();
       throw err;
     });
@@ -368,7 +368,9 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
     // (A bet whose compensation the wallet was set to refuse for good waits for the operator below.)
     await guard(lateWork(sim, history, settleDeadline, o.err, arranged.deadCompensationBets));
+    const lateWorkDoneAt = Date.now();
     const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
+    const recordsFinalAt = Date.now();
     // The operator's part (contract 5.6: dead work holds its token until an operator redrives or
     // resolves it): with the wallet healthy again, every dead record is redriven once, in bulk.
     const deadIds = [...records].filter(([, view]) => isDead(view)).map(([id]) => id);
@@ -450,10 +452,14 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       // The spec's budget: 1 + 10 retries at most, however long the wallet was down.
       const overBudget = [...records.values()].filter((view) => (view?.attempts ?? 0) > 11).length;
       const drainedInMs = Math.max(0, settleStart + settledInMs - outage.endedAt);
+      const backAt = outage.endedAt;
+      const after = (at: number): string => `+${((at - backAt) / 1000).toFixed(1)} s`;
       lines.splice(
         lines.length - 1,
         0,
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${deadIds.length}${deadIds.length > 0 ? ` (${deadIds.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
+        // What that time is made of: the engine's own play after the outage is not the drain.
+        `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${lastTermination(calls, endedTokens(history), after)}`,
       );
     }
     if (operator.dead > 0) {
@@ -531,6 +537,27 @@ async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline:
     if (pass % 10 === 0) err.write(`settling: ${held} wallet calls still held, ${owed} refused bets applied and not rolled back yet\n`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/**
+ * What the token terminated last waited for, read from the wallet's log: its last other call before
+ * the terminate (a watched debit's `status` re-checks hold its token, contract 5.4) and how many
+ * `status` calls were made on it.
+ */
+function lastTermination(calls: readonly RecordedCall[], tokens: readonly string[], after: (at: number) => string): string {
+  const wanted = new Set(tokens);
+  let last: RecordedCall | undefined;
+  for (const c of calls) {
+    const token = c.body?.token;
+    if (c.operation === 'terminate' && c.code === Code.Success && typeof token === 'string' && wanted.has(token) && (last === undefined || c.at > last.at)) last = c;
+  }
+  if (last === undefined) return 'no token terminated';
+  const terminate = last;
+  const before = calls.filter((c) => c.body?.token === terminate.body?.token && c.operation !== 'terminate' && c.at < terminate.at);
+  const previous = before.reduce<RecordedCall | undefined>((a, c) => (a === undefined || c.at > a.at ? c : a), undefined);
+  const statuses = before.filter((c) => c.operation === 'status').length;
+  const action = typeof previous?.body?.action === 'string' ? ` (${previous.body.action})` : '';
+  return `the last token terminated at ${after(terminate.at)}, its last call before that ${previous === undefined ? 'none' : `${previous.operation}${action} at ${after(previous.at)}`}, ${statuses} status calls on it in all`;
 }
 
 /** Tokens the wallet terminated, polled until every one of `expected` is among them or the deadline passes. */
