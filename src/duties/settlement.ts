@@ -1,7 +1,7 @@
 import { codedError } from '../lib/error-codes';
 import type { SettleUpdate } from '../store/transactions';
 import type { AttemptLogEntry, TransactionError, TransactionRecord, TransactionState } from '../store/types';
-import { Code, codeName, httpStatusForRefusal, mustCompensateDebit } from '../wallet/codes';
+import { Code, codeName, httpStatusForRefusal, mustCompensateDebit, retryClass } from '../wallet/codes';
 import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
 import { decideRetry, type AttemptResult, type DelayUnit } from './retry-policy';
@@ -205,8 +205,12 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
       if (input.priorHistory.includes('unknown')) return { kind: 'triage', target: 'self', progress, notApplied: refused };
       return { kind: 'settle', update: refused };
     }
+    case 'retries-exhausted':
     case 'limited-retries-exhausted':
-      if (record.isCompensation) {
+      // A compensation whose last answer says the debit is not there (34/39) ends as contract 5.4
+      // has it, through `status`, whichever cap ran out: tries its debit's outage or faults took
+      // before must not turn "not there" into dead.
+      if (record.isCompensation && lastWalletCode !== null && retryClass(lastWalletCode) === 'limited') {
         const notApplied: SettleUpdate = {
           ...base,
           state: 'failed',
@@ -217,8 +221,6 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
         const onDoubt: SettleUpdate | undefined = first ? { ...notApplied, note: 'the rollback answered 34/39 and status did not say the debit is absent: the debit is watched' } : undefined;
         return { kind: 'triage', target: 'debit', progress, notApplied, ...(onDoubt === undefined ? {} : { onDoubt }) };
       }
-      return { kind: 'settle', update: dead(STOP_NOTES[decision.reason]) };
-    case 'retries-exhausted':
       return { kind: 'settle', update: dead(STOP_NOTES[decision.reason]) };
   }
 }

@@ -1,5 +1,6 @@
 import { compensationTransactionId } from '../../src/duties/compensation-id';
 import { afterInlineAttempt, afterRetryAttempt, afterTriage, errorFor, firstTryIsInline, inlineCallWindowMs, type InlineAttemptInput, type RetryAttemptInput } from '../../src/duties/settlement';
+import type { AttemptResult } from '../../src/duties/retry-policy';
 import { Code } from '../../src/wallet/codes';
 import type { WalletOutcome, WalletSuccess } from '../../src/wallet/protocol';
 
@@ -114,6 +115,21 @@ describe('afterRetryAttempt', () => {
       kind: 'settle',
       update: { state: 'dead', debitState: 'dead' },
     });
+  });
+
+  it('sends a compensation whose 10 retries ran out on a 34 to status triage too; on any other answer it is dead', () => {
+    const spent: AttemptResult[] = ['unknown', 12, 'unknown', 12, 12, 'unknown', 34, 34];
+    expect(afterRetryAttempt(retry({ record: compensation, outcome: rejected(34), priorHistory: [...spent, 34, 34], attempts: 11 }))).toMatchObject({
+      kind: 'triage',
+      target: 'debit',
+      notApplied: { debitState: 'compensated' },
+    });
+    expect(afterRetryAttempt(retry({ record: compensation, outcome: rejected(12), priorHistory: [...spent, 34, 12], attempts: 11 }))).toMatchObject({
+      kind: 'settle',
+      update: { state: 'dead', note: expect.stringContaining('10 retries') },
+    });
+    // a credit has no debit to ask about
+    expect(afterRetryAttempt(retry({ outcome: rejected(34), priorHistory: [...spent, 34, 12], attempts: 11 }))).toMatchObject({ kind: 'settle', update: { state: 'dead' } });
   });
 
   it('asks status before giving up on a credit whose earlier attempt had an unknown outcome', () => {
