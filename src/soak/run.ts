@@ -15,6 +15,7 @@ import { freePort } from '../lib/free-port';
 import { ClusterTopology } from '../lib/redis-cluster';
 import { SentinelTopology } from '../lib/redis-sentinel';
 import { RedisServer } from '../lib/redis-server';
+import { isReservedId } from '../lib/reserved-ids';
 import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
 import { renderReport, type WalletFaultsMet } from './report';
@@ -459,7 +460,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         0,
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${deadIds.length}${deadIds.length > 0 ? ` (${deadIds.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
         // What that time is made of: the engine's own play after the outage is not the drain.
-        `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${lastTermination(calls, endedTokens(history), after)}`,
+        `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${outageBacklog(calls, backAt, after)}; ${lastTermination(calls, endedTokens(history), after)}`,
       );
     }
     if (operator.dead > 0) {
@@ -537,6 +538,24 @@ async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline:
     if (pass % 10 === 0) err.write(`settling: ${held} wallet calls still held, ${owed} refused bets applied and not rolled back yet\n`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/**
+ * The work the outage itself held: credits and rollbacks the outage answered, and the compensations
+ * of debits it answered. When the last of them was applied, once the wallet was back.
+ */
+function outageBacklog(calls: readonly RecordedCall[], backAt: number, after: (at: number) => string): string {
+  const hit = new Set(calls.flatMap((c) => (c.faultSource === 'outage' && c.transactionId !== undefined ? [c.transactionId] : [])));
+  let count = 0;
+  let lastAt: number | undefined;
+  for (const c of calls) {
+    const reference = c.body?.reference_transaction_id;
+    const held = c.transactionId !== undefined && (hit.has(c.transactionId) || (typeof reference === 'string' && isReservedId(c.transactionId) && hit.has(reference)));
+    if (!held || c.at < backAt || c.code !== Code.Success || (c.operation !== 'credit' && c.operation !== 'rollback')) continue;
+    count += 1;
+    lastAt = Math.max(lastAt ?? c.at, c.at);
+  }
+  return `${count} credits and rollbacks the outage held applied by ${lastAt === undefined ? '-' : after(lastAt)}`;
 }
 
 /**
