@@ -42,7 +42,7 @@ export interface WalletBreaker {
   healthOkAt(): number;
   /** The outcome of a trial the gate granted, for one transaction. */
   trialDone(transactionId: string, event: Pick<WalletCallEvent, 'outcome' | 'code'>): Promise<void>;
-  /** A trial the gate granted was not sent (nothing to send): its slot goes back. */
+  /** A trial the gate granted was not made (nothing to ask with): its slot goes back. */
   trialUnused(): Promise<void>;
   /** A call not made because the breaker is not closed (metrics). */
   refused(call: string): void;
@@ -179,7 +179,7 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
     healthOkAt: () => view.healthOkAt ?? 0,
 
     async trialDone(transactionId, event) {
-      if (isOutageSignal(event)) await report('trial_fail', 'trial retries of different transactions failed', transactionId);
+      if (isOutageSignal(event)) await report('trial_fail', 'trials of different transactions failed', transactionId);
       else await report('trial_ok');
     },
 

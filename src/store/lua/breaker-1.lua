@@ -15,8 +15,8 @@
   - trial:       takes one of the half-open breaker's trial slots ('trial'), or not ('wait'); a
                  reported trial frees its slot; when every slot is taken and none was taken or
                  reported for a trial window, they are given out again (their holders died)
-  - trial_unused: a trial's holder sent nothing (its work was settled elsewhere, or had to wait):
-                 the slot is given back
+  - trial_unused: a trial's holder asked nothing (it had nothing to ask with): the slot is given
+                 back
   - trial_ok:    a trial passed; `trialsToClose` passed trials close it
   - trial_fail:  a trial of transaction `subject` failed; failed trials of `failuresToOpen`
                  different transactions with no passed trial open it again, the next probe later
