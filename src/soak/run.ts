@@ -459,6 +459,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         lines.length - 1,
         0,
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${deadIds.length}${deadIds.length > 0 ? ` (${deadIds.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
+        ...deadIds.slice(0, 10).map((id) => `  dead ${id}: ${triesOf(calls, id, backAt)}`),
         // What that time is made of: the engine's own play after the outage is not the drain.
         `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${outageBacklog(calls, backAt, after)}; ${lastTermination(calls, endedTokens(history), after)}`,
       );
@@ -538,6 +539,20 @@ async function lateWork(sim: RunningSimulator, history: EngineHistory, deadline:
     if (pass % 10 === 0) err.write(`settling: ${held} wallet calls still held, ${owed} refused bets applied and not rolled back yet\n`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/**
+ * The money calls of one record (and of the compensations of a bet) as the wallet saw them, each
+ * as its code (`u`: no answer) and what made it fail (`o` the outage, `a` an armed fault, `c`
+ * chaos) with its time from the wallet's return: whether the outage or the run's faults spent a
+ * dead record's tries.
+ */
+function triesOf(calls: readonly RecordedCall[], id: string, backAt: number): string {
+  const source = { outage: 'o', armed: 'a', chaos: 'c' } as const;
+  const tries = calls.filter((c) => (c.operation === 'credit' || c.operation === 'rollback' || c.operation === 'debit') && (c.transactionId === id || c.body?.reference_transaction_id === id));
+  return tries
+    .map((c) => `${c.operation === 'rollback' && c.transactionId !== id ? 'rb ' : ''}${c.code ?? 'u'}${c.faultSource === undefined ? '' : source[c.faultSource]}@${((c.at - backAt) / 1000).toFixed(1)}`)
+    .join(' ');
 }
 
 /**
