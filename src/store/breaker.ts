@@ -7,8 +7,12 @@ import { defineScript, registerScripts, runScript } from './scripts';
  * atomic step enforces.
  */
 export interface SharedBreakerPolicy {
-  /** The breaker also opens on this many failed health checks in a row. */
+  /**
+   * The breaker also opens on this many failed health checks in a row, counted at most one per
+   * suspectHealthIntervalMs (retries waiting for a verdict ask more often than that).
+   */
   readonly healthFailures: number;
+  readonly suspectHealthIntervalMs: number;
   /** The first probe after opening; each failed probe doubles it, up to maxProbeMs. */
   readonly firstProbeMs: number;
   readonly maxProbeMs: number;
@@ -79,6 +83,7 @@ const breakerScript = defineScript<{ keys: Keys; event: BreakerEvent; now: numbe
       String(policy.trialsToClose),
       String(policy.trialFailuresToOpen),
       subject,
+      String(policy.suspectHealthIntervalMs),
     ],
   }),
 );

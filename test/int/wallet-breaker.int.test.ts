@@ -65,6 +65,18 @@ describe('the shared breaker state', () => {
     expect(await store.report('health_fail', t0 + 10_000)).toMatchObject({ state: 'open', changed: true });
   });
 
+  it('failed health checks asked close together (retries waiting for a verdict) count once per second toward opening', async () => {
+    const t0 = 8_000_000;
+    const gap = BREAKER_POLICY.suspectHealthIntervalMs;
+    for (const at of [t0, t0 + 100, t0 + 200, t0 + 400, t0 + gap - 1]) expect(await store.report('health_fail', at)).toMatchObject({ state: 'closed' });
+    expect(await store.report('health_fail', t0 + gap)).toMatchObject({ state: 'closed' });
+    // a pass in between starts the count again
+    await store.report('health_ok', t0 + gap + 10);
+    expect(await store.report('health_fail', t0 + gap + 20)).toMatchObject({ state: 'closed' });
+    expect(await store.report('health_fail', t0 + 2 * gap + 20)).toMatchObject({ state: 'closed' });
+    expect(await store.report('health_fail', t0 + 3 * gap + 20)).toMatchObject({ state: 'open', changed: true });
+  });
+
   it('never stays half-open: leaked trial slots are given out again, and passing health with no retry to try closes it', async () => {
     const t0 = 3_000_000;
     await store.report('open', t0, 'test');

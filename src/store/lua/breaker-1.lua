@@ -4,8 +4,10 @@
 
   States: closed (absent) -> open -> half_open -> closed, or half_open -> open again.
   - open:        a process's window saw an outage (closed only; ignored otherwise)
-  - health_fail: a failed health check; `healthFailures` in a row open a closed breaker, one fails
-                 a half-open probe
+  - health_fail: a failed health check; `healthFailures` in a row, each at least `failGapMs` after
+                 the one counted before it, open a closed breaker (retries waiting for a verdict ask
+                 often: a stall of a second must not look like an outage); one fails a half-open
+                 probe
   - health_ok:   a passed health check, its time kept (health_ok_at: a retry whose last try failed
                  as an outage would sends again only after one); an open breaker whose probe is due
                  goes half_open; a half-open one that saw no failed trial for a whole trial window
@@ -37,6 +39,7 @@
     ARGV[9] passed trials that close it
     ARGV[10] different transactions whose failed trials open it again
     ARGV[11] subject: the transaction of a failed trial
+    ARGV[12] least time between two failed health checks that both count toward opening (ms)
 
   Output: {state, probe at (ms, '' unless open), opened at (ms, '' when closed), changed: 1 | 0, trial: 'trial' | 'wait' | '',
            last passed health check (ms, '' if none)}
@@ -46,8 +49,9 @@ local event, now, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local healthFailures, trials = tonumber(ARGV[4]), tonumber(ARGV[5])
 local firstProbeMs, maxProbeMs, trialWindowMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local trialsToClose, failuresToOpen, subject = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local failGapMs = tonumber(ARGV[12])
 
-local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since', 'failed_subjects', 'health_ok_at')
+local b = redis.call('HMGET', breakerKey, 'state', 'probe_at', 'opened_at', 'openings', 'health_fail', 'trials', 'trial_ok', 'since', 'trial_fail', 'quiet_since', 'failed_subjects', 'health_ok_at', 'health_fail_at')
 local state = b[1] or 'closed'
 local probeAt, openedAt = b[2] or '', b[3] or ''
 local openings, healthFail = tonumber(b[4] or '0'), tonumber(b[5] or '0')
@@ -57,6 +61,7 @@ local quietSince = tonumber(b[10] or '0')
 -- The transactions whose trials failed in this window, each between two '|'.
 local failedSubjects = b[11] or '|'
 local healthOkAt = b[12] or ''
+local healthFailAt = tonumber(b[13] or '0')
 local changed, trial = 0, ''
 
 local function close()
@@ -78,12 +83,14 @@ end
 if event == 'open' then
   if state == 'closed' then open(reason) end
 elseif event == 'health_fail' then
-  healthFail = healthFail + 1
-  redis.call('HSET', breakerKey, 'health_fail', healthFail)
+  if now - healthFailAt >= failGapMs then
+    healthFail = healthFail + 1
+    redis.call('HSET', breakerKey, 'health_fail', healthFail, 'health_fail_at', now)
+  end
   if (state == 'closed' and healthFail >= healthFailures) or state == 'half_open' then open('health check failed') end
 elseif event == 'health_ok' then
   healthOkAt = tostring(now)
-  redis.call('HSET', breakerKey, 'health_fail', 0, 'health_ok_at', healthOkAt)
+  redis.call('HSET', breakerKey, 'health_fail', 0, 'health_fail_at', 0, 'health_ok_at', healthOkAt)
   if state == 'open' and now >= tonumber(probeAt) then
     state, changed = 'half_open', 1
     redis.call('HSET', breakerKey, 'state', state, 'trials', 0, 'trial_ok', 0, 'trial_fail', 0, 'failed_subjects', '|', 'since', now, 'quiet_since', now)
