@@ -129,7 +129,10 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
         view.state === 'open'
           ? view.probeAt !== null && at >= view.probeAt
           : at - lastHealthAt >= (suspect ? policy.suspectHealthIntervalMs : policy.healthIntervalMs);
-      if (!due || (!suspect && !(await store.takeHealthLease(policy.healthIntervalMs - REFRESH_MS)))) return;
+      // An open breaker whose probe is due asks every second (one process, by lease): the work it
+      // holds drains as soon as the wallet is back, not up to a closed breaker's interval later.
+      const leaseMs = view.state === 'open' ? policy.suspectHealthIntervalMs : policy.healthIntervalMs - REFRESH_MS;
+      if (!due || (!suspect && !(await store.takeHealthLease(leaseMs)))) return;
       await checkHealth(wallet);
     } catch (err) {
       logger.warn({ err }, 'wallet circuit breaker: refresh failed');
