@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
 import { compensationTransactionId } from '../duties/compensation-id';
-import { lockSettings } from '../../workers/worker';
+import { STALLED_LINE, lockSettings } from '../../workers/worker';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
@@ -124,6 +124,17 @@ async function resolveDeadCompensations(client: EngineClient, sim: RunningSimula
     met.push({ kind: 'operator-resolution', playerId: '', sessionId: '', transactionId: id, outcome: `compensation dead, ${applied ? 'applied' : 'not applied'} at the wallet: resolved ${outcome}, ${answer.status} → ${answer.stateAfter ?? '?'}` });
   }
   return met;
+}
+
+/** The workers' own count of jobs they took over from a worker that stopped renewing its lock (their `stalled` log lines). */
+function stalledJobs(runDir: string, workers: number): number {
+  let count = 0;
+  for (let i = 1; i <= workers; i += 1) {
+    const file = join(runDir, `worker-${i}.log`);
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) if (line.includes(STALLED_LINE)) count += 1;
+  }
+  return count;
 }
 
 function isFinal(view: RecordView | null | undefined): boolean {
@@ -455,6 +466,10 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         0,
         `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${deadIds.length}${deadIds.length > 0 ? ` (${deadIds.slice(0, 10).join(', ')})` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
       );
+    }
+    if (o.pauses > 0 || o.kills > 0) {
+      // The runs a paused or killed worker held: each was picked up again by another run (contract 5.3).
+      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock (paused or killed): ${stalledJobs(runDir, o.workers)}`);
     }
     if (operator.dead > 0) {
       const still = [...records.values()].filter(isDead).length;
