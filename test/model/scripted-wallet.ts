@@ -1,0 +1,185 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Scheduler } from 'fast-check';
+import { parseJson } from '../../src/lib/json';
+import { SimWallet } from '../../src/sim/wallet';
+import { Code, retryClass, walletHttpStatus } from '../../src/wallet/codes';
+import { REQUEST_SCHEMAS, type Operation, type RequestFields, type WalletClient, type WalletOutcome } from '../../src/wallet/protocol';
+
+/**
+ * The wallet of the money model: the simulator's own wallet rules (src/sim/wallet.ts, the spec's
+ * books) behind a WalletClient that holds every call until the model lets the wallet act on it.
+ * Which held call the wallet takes next is `fc.scheduler`'s choice; what the wallet does with it
+ * (answer, refuse, apply and lose the answer, apply late, hang) is the model's command. HTTP is
+ * left out on purpose: the wire format has its own tests, and an in-process wallet lets the
+ * scheduler, not socket timing, decide every race.
+ */
+export type Behaviour =
+  | { readonly kind: 'answer' }
+  /** Refused with this code; nothing applied. */
+  | { readonly kind: 'refuse'; readonly code: number }
+  /** Applied, the answer lost (the caller sees a timeout). */
+  | { readonly kind: 'drop' }
+  /** The caller times out first; the wallet applies the call later, when the scheduler picks it again. */
+  | { readonly kind: 'late' }
+  /** Never applied, never answered (the caller times out). */
+  | { readonly kind: 'hang' };
+
+/** A process's unit of work (an engine call, a job run, a sweep): the wallet knows whose call it holds. */
+export interface Task {
+  readonly label: string;
+  /** Calls of this task held at the wallet. */
+  held: number;
+  done: boolean;
+  /** Its process died: answers to it are never delivered. */
+  killed: boolean;
+  /** A worker run stalled past its lock: its job may run again beside it. */
+  stalled: boolean;
+  /** Job id when the task is a job run. */
+  readonly job?: string;
+}
+
+export interface WalletEvent {
+  readonly op: Operation;
+  readonly transactionId: string | undefined;
+  readonly token: string;
+  readonly behaviour: Behaviour['kind'] | 'late-apply';
+  /** The wallet's own result code when it acted on the call (1 = applied or answered ok). */
+  readonly code: number | undefined;
+  /** The call changed money. */
+  readonly changed: boolean;
+}
+
+export const tasks = new AsyncLocalStorage<Task>();
+
+const timeout = (detail: string): WalletOutcome => ({ kind: 'unknown', reason: 'timeout', detail, latencyMs: 0 });
+
+export class ScriptedWallet implements WalletClient {
+  readonly books: SimWallet;
+  /** What the next released call meets; set by the model's command before it releases one. */
+  behaviour: Behaviour = { kind: 'answer' };
+  readonly events: WalletEvent[] = [];
+  /** Terminates the wallet applied, per token. */
+  readonly terminated = new Map<string, number>();
+  private readonly open = new Map<string, number>();
+  /** Called when the wallet applied a terminate: the model checks that nothing was owed on the token. */
+  onTerminate: (token: string) => void = () => undefined;
+
+  constructor(private readonly scheduler: Scheduler, startBalance: string) {
+    this.books = new SimWallet({ startBalance, currencyDigits: {} });
+  }
+
+  /** Authenticates a token directly (the wallet issued it to the player): no race in that. */
+  issue(fields: RequestFields['authenticate']): void {
+    const result = this.books.handle('authenticate', fields);
+    if (!result.ok) throw new Error(`authenticate: ${result.message}`);
+  }
+
+  send(op: Operation, body: string): Promise<WalletOutcome> {
+    return this.call(op, REQUEST_SCHEMAS[op].parse(parseJson(body)) as RequestFields[typeof op]);
+  }
+
+  call<Op extends Operation>(op: Op, fields: RequestFields[Op]): Promise<WalletOutcome> {
+    // A launch's authenticate and a balance read move no money: answered at once.
+    if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
+    const task = tasks.getStore();
+    if (task === undefined) throw new Error(`wallet ${op} outside a model task`);
+    task.held += 1;
+    const id = (fields as { transaction_id?: string }).transaction_id;
+    this.mark(id, 1);
+    const label = `${op} ${id ?? fields.token.slice(0, 8)} (${task.label})`;
+    return new Promise<WalletOutcome>((resolve) => {
+      void this.scheduler.schedule(Promise.resolve(), label).then(() => {
+        const outcome = this.act(op, fields, this.behaviour);
+        this.mark(id, -1);
+        task.held -= 1;
+        // A killed process never reads its answer: its continuation never runs.
+        if (!task.killed) resolve(outcome);
+      });
+    });
+  }
+
+  /** Whether the wallet may still act on a call with this transaction id (held, or to be applied late). */
+  mayStillApply(id: string): boolean {
+    return (this.open.get(id) ?? 0) > 0;
+  }
+
+  private mark(id: string | undefined, delta: number): void {
+    if (id !== undefined) this.open.set(id, (this.open.get(id) ?? 0) + delta);
+  }
+
+  healthCheck(): Promise<{ healthy: boolean; detail: string }> {
+    return Promise.resolve({ healthy: true, detail: 'model wallet' });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private act<Op extends Operation>(op: Op, fields: RequestFields[Op], scripted: Behaviour): WalletOutcome {
+    // A wallet does not lie: a code that means something (34 "not found" to a status question, a
+    // final code the gateway takes as "terminated") is only scripted for money calls; a status or
+    // terminate meets a plain retry code instead.
+    const behaviour: Behaviour = scripted.kind === 'refuse' && (op === 'status' || op === 'terminate') && retryClass(scripted.code) !== 'retry' ? { kind: 'refuse', code: Code.InternalServiceError } : scripted;
+    const id = (fields as { transaction_id?: string }).transaction_id;
+    const log = (kind: WalletEvent['behaviour'], code: number | undefined, changed: boolean): void => {
+      this.events.push({ op, transactionId: id, token: fields.token, behaviour: kind, code, changed });
+    };
+    switch (behaviour.kind) {
+      case 'refuse':
+        log('refuse', behaviour.code, false);
+        return { kind: 'rejected', code: behaviour.code, httpStatus: walletHttpStatus(behaviour.code), message: 'scripted refusal', walletRequestId: undefined, latencyMs: 0 };
+      case 'hang':
+        log('hang', undefined, false);
+        return timeout('scripted hang');
+      case 'late':
+        log('late', undefined, false);
+        // The wallet takes the call up later: a task of its own for the scheduler to place.
+        this.mark(id, 1);
+        void this.scheduler.schedule(Promise.resolve(), `late ${op} ${id ?? ''}`).then(() => {
+          this.mark(id, -1);
+          const result = this.apply(op, fields);
+          log('late-apply', result.ok ? Code.Success : result.code, result.ok && result.changed);
+        });
+        return timeout('scripted late answer');
+      case 'drop': {
+        const result = this.apply(op, fields);
+        log('drop', result.ok ? Code.Success : result.code, result.ok && result.changed);
+        return timeout('scripted lost answer');
+      }
+      case 'answer': {
+        const result = this.apply(op, fields);
+        log('answer', result.ok ? Code.Success : result.code, result.ok && result.changed);
+        if (!result.ok) return { kind: 'rejected', code: result.code, httpStatus: walletHttpStatus(result.code), message: result.message, walletRequestId: undefined, latencyMs: 0 };
+        return {
+          kind: 'ok',
+          httpStatus: 200,
+          latencyMs: 0,
+          response: {
+            status: true,
+            code: Code.Success,
+            message: '',
+            request_id: 'model',
+            token: fields.token,
+            player_id: fields.player_id,
+            game_id: fields.game_id,
+            site_id: fields.site_id,
+            provider_id: fields.provider_id,
+            balance: result.balance,
+          },
+        };
+      }
+    }
+  }
+
+  private apply<Op extends Operation>(op: Op, fields: RequestFields[Op]) {
+    if (op === 'terminate') {
+      const result = this.books.handle(op, fields);
+      if (result.ok) {
+        this.onTerminate(fields.token);
+        this.terminated.set(fields.token, (this.terminated.get(fields.token) ?? 0) + 1);
+      }
+      return result;
+    }
+    return this.books.handle(op, fields);
+  }
+}
