@@ -130,3 +130,12 @@ export async function runModel(options: ModelOptions): Promise<void> {
     await closeRedis(connections.bullmq);
   }
 }
+
+/** The command that replays a failure fast-check reported (its seed, path and the command list's replayPath). */
+export function replayHint(err: Error): string {
+  const seed = /seed: (-?\d+)/.exec(err.message)?.[1];
+  const path = /path: "([^"]*)"/.exec(err.message)?.[1];
+  const replayPath = /replayPath="([^"]*)"/.exec(err.message)?.[1];
+  if (seed === undefined || path === undefined) return '';
+  return `replay: npm run model -- --runs 1 --seed ${seed} --path "${path}"${replayPath === undefined ? '' : ` --replay-path "${replayPath}"`}`;
+}
