@@ -92,6 +92,8 @@ export function finalViolations(view: FinalView): string[] {
     if (m.kind === 'credit' && acked(m) && tx?.op !== 'credit') out.push(`acknowledged win ${m.id} never applied at the wallet`);
     if (m.kind === 'rollback' && acked(m) && m.bet !== null && held(view, m.bet)) out.push(`acknowledged refund ${m.id}: its bet ${m.bet} is still held by the wallet`);
     if (m.kind === 'debit' && refused(m) && held(view, m.id)) out.push(`refused bet ${m.id} (${describe(m.told)}) is held by the wallet at the end`);
+    // Contract 5.2: a bet is either won or refunded, never both.
+    if (m.kind === 'credit' && tx?.op === 'credit' && m.bet !== null && view.wallet(m.bet)?.rolledBackBy !== undefined) out.push(`bet ${m.bet} was both paid win ${m.id} and rolled back`);
     if (m.kind === 'debit' && m.told.some((t) => t.state === 'succeeded') && tx?.rolledBackBy !== undefined) {
       const byEngine = (refunds.get(m.id) ?? []).some((r) => r.id === tx.rolledBackBy);
       if (!byEngine) out.push(`bet ${m.id} answered 200 was rolled back by the gateway (${tx.rolledBackBy})`);
