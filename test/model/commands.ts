@@ -3,7 +3,7 @@ import { jsonNumber } from '../../src/lib/json';
 import type { Answer } from '../../src/engine';
 import type { Resolution, TransactionRecord } from '../../src/store/types';
 import { Code } from '../../src/wallet/codes';
-import { describe, type SentMoney, type Told } from './money-rules';
+import { describe, recorded, type SentMoney, type Told } from './money-rules';
 import type { Behaviour } from './scripted-wallet';
 import type { System } from './system';
 
@@ -17,7 +17,7 @@ export interface Model {
   readonly players: readonly string[];
   readonly tokens: { token: string; player: string }[];
   readonly sessions: { id: string; token: number; ended: boolean }[];
-  readonly bets: { id: string; round: string; session: number; amount: string }[];
+  readonly bets: { readonly id: string; readonly round: string; readonly session: number; amount: string }[];
   readonly settles: { id: string; kind: 'credit' | 'rollback'; bet: number; round: string; session: number; amount: string; roundClosed: boolean }[];
   readonly sent: Map<string, SentMoney & { told: Told[] }>;
   readonly violations: string[];
@@ -52,12 +52,12 @@ function told(answer: Answer): Told {
 }
 
 /** An engine call as a task; its answer lands in `sent` (a killed gateway's call stays unanswered). */
-function engineCall(model: Model, real: System, label: string, entry: (SentMoney & { told: Told[] }) | undefined, call: () => Promise<Answer>, onAnswer?: (t: Told) => void): void {
+function engineCall(real: System, label: string, prompt: boolean, entry: (SentMoney & { told: Told[] }) | undefined, call: () => Promise<Answer>, onAnswer?: (t: Told) => void): void {
   real.start(label, async () => {
     const t = told(await call());
     entry?.told.push(t);
     onAnswer?.(t);
-  });
+  }, { prompt });
 }
 
 const sessionOf = (model: Model, index: number) => (model.sessions.length === 0 ? undefined : model.sessions[index % model.sessions.length]!);
@@ -92,7 +92,7 @@ class Launch implements Cmd {
 }
 
 class Bet implements Cmd {
-  constructor(readonly session: number, readonly amount: number, readonly repeat: { of: number; same: boolean } | null) {}
+  constructor(readonly session: number, readonly amount: number, readonly repeat: { of: number; same: boolean } | null, readonly prompt: boolean) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
     const s = sessionOf(model, this.session);
@@ -105,8 +105,16 @@ class Bet implements Cmd {
       const amount = this.repeat.same ? bet.amount : AMOUNTS[(AMOUNTS.indexOf(bet.amount as (typeof AMOUNTS)[number]) + 1) % AMOUNTS.length]!;
       count(model, this.repeat.same ? 'bet repeated' : 'bet repeated with another body');
       const body = { round_id: bet.round, transaction_id: bet.id, amount: jsonNumber(amount) };
-      engineCall(model, real, `bet ${bet.id} again`, this.repeat.same ? model.sent.get(bet.id) : undefined, () => real.engine.bet(through.id, body), (t) => {
-        if (!this.repeat!.same && t.state !== 'failed') model.violations.push(`bet ${bet.id} repeated with another body was answered ${t.state}`);
+      const entry = model.sent.get(bet.id)!;
+      // The first body's record stands unless every answer so far was a refusal before any record.
+      const taken = entry.told.length === 0 || entry.told.some(recorded);
+      engineCall(real, `bet ${bet.id} again`, this.prompt, this.repeat.same ? entry : undefined, () => real.engine.bet(through.id, body), (t) => {
+        if (this.repeat!.same) return;
+        if (taken && t.state !== 'failed') model.violations.push(`bet ${bet.id} repeated with another body was answered ${t.state}`);
+        if (taken) return;
+        // The id was free: this body is the bet now.
+        model.sent.set(bet.id, { ...entry, amount, told: [...entry.told, t] });
+        bet.amount = amount;
       });
       await real.settle();
       return;
@@ -120,17 +128,28 @@ class Bet implements Cmd {
     const { token, player } = model.tokens[s.token]!;
     const entry = { id, kind: 'debit' as const, player, token, amount, bet: null, told: [] as Told[] };
     model.sent.set(id, entry);
-    engineCall(model, real, `bet ${id}`, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount) }));
+    engineCall(real, `bet ${id}`, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount) }));
     await real.settle();
   }
-  toString = () => `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`})`;
+  toString = () =>
+    `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.prompt ? ', answered at once' : ''})`;
 }
 
 class Settle implements Cmd {
-  constructor(readonly kind: 'credit' | 'rollback', readonly session: number, readonly bet: number, readonly amount: number, readonly roundClosed: boolean, readonly repeat: number | null) {}
+  constructor(
+    readonly kind: 'credit' | 'rollback',
+    readonly session: number,
+    readonly bet: number,
+    readonly amount: number,
+    readonly roundClosed: boolean,
+    readonly repeat: number | null,
+    readonly prompt: boolean,
+    /** Sent through any session, another player's included; else through a session of the bet's token. */
+    readonly foreign: boolean,
+  ) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
-    const s = sessionOf(model, this.session);
+    let s = sessionOf(model, this.session);
     if (s === undefined || model.bets.length === 0) return;
     const word = this.kind === 'credit' ? 'win' : 'refund';
     count(model, word);
@@ -143,12 +162,13 @@ class Settle implements Cmd {
       count(model, `${word} repeated`);
       const bet = model.bets[earlier.bet]!;
       const body = { round_id: earlier.round, transaction_id: earlier.id, bet_transaction_id: bet.id, amount: jsonNumber(earlier.amount), round_closed: earlier.roundClosed };
-      engineCall(model, real, `${word} ${earlier.id} again`, model.sent.get(earlier.id), () => call(through.id, body));
+      engineCall(real, `${word} ${earlier.id} again`, this.prompt, model.sent.get(earlier.id), () => call(through.id, body));
       await real.settle();
       return;
     }
     const betIndex = this.bet % model.bets.length;
     const bet = model.bets[betIndex]!;
+    if (!this.foreign) s = model.sessions[sameToken(model, bet.session, this.session)]!;
     model.seq += 1;
     const id = `${this.kind === 'credit' ? 'w' : 'f'}${model.seq}`;
     const amount = this.kind === 'credit' ? WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]! : bet.amount;
@@ -161,13 +181,14 @@ class Settle implements Cmd {
     const betAnswer = describe(model.sent.get(bet.id)!.told);
     if (betAnswer === '' || real.wallet.mayStillApply(bet.id)) count(model, `${word} while its bet is at the wallet`);
     const body = { round_id: bet.round, transaction_id: id, bet_transaction_id: bet.id, amount: jsonNumber(amount), round_closed: this.roundClosed };
-    engineCall(model, real, `${word} ${id}`, entry, () => call(s.id, body), (t) => {
+    const through = s;
+    engineCall(real, `${word} ${id}`, this.prompt, entry, () => call(through.id, body), (t) => {
       if (t.state === 'failed') count(model, `${word} answered ${t.code}`);
     });
     await real.settle();
   }
   toString = () =>
-    `${this.kind === 'credit' ? 'Win' : 'Refund'}(session #${this.session}, bet #${this.bet}${this.kind === 'credit' ? `, ${WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]}` : ''}${this.roundClosed ? '' : ', round open'}${this.repeat === null ? '' : `, repeat #${this.repeat}`})`;
+    `${this.kind === 'credit' ? 'Win' : 'Refund'}(session #${this.session}, bet #${this.bet}${this.kind === 'credit' ? `, ${WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]}` : ''}${this.roundClosed ? '' : ', round open'}${this.repeat === null ? '' : `, repeat #${this.repeat}`}${this.foreign ? ', any session' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
 class End implements Cmd {
@@ -333,9 +354,10 @@ class Operator implements Cmd {
 
 const index = fc.nat({ max: 7 });
 const launch = fc.tuple(fc.nat({ max: 1 }), fc.option(index, { freq: 2 })).map(([p, r]) => new Launch(p, r));
-const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 })).map(([s, a, r]) => new Bet(s, a, r));
-const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 })).map(([s, b, a, c, r]) => new Settle('credit', s, b, a, c, r));
-const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 })).map(([s, b, c, r]) => new Settle('rollback', s, b, 0, c, r));
+const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
+const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean()).map(([s, a, r, p]) => new Bet(s, a, r, p));
+const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, a, c, r, p, f]) => new Settle('credit', s, b, a, c, r, p, f));
+const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, c, r, p, f]) => new Settle('rollback', s, b, 0, c, r, p, f));
 const wallet = fc.constantFrom(...BEHAVIOURS).map((b) => new Wallet(b));
 
 /** Weighted by repetition (fc.commands picks among these uniformly): engine calls and wallet answers most. */

@@ -56,8 +56,17 @@ export interface FinalView {
 }
 
 const acked = (m: SentMoney): boolean => m.told.some((t) => t.state === 'succeeded' || t.state === 'pending');
-/** IN_PROGRESS says "ask again", not "refused". */
-const refusal = (t: Told): boolean => t.state === 'failed' && t.code !== 'IN_PROGRESS';
+
+/**
+ * Refusals the claim gives before anything is recorded or sent (contract 4): they say nothing of
+ * the transaction's fate, and the same id may be claimed afresh later (through another session,
+ * once the bet settled). IN_PROGRESS says "ask again".
+ */
+const UNRECORDED = new Set(['VALIDATION_FAILED', 'SESSION_NOT_FOUND', 'SESSION_ENDED', 'ROUND_CLOSED', 'ROUND_HAS_BET', 'BET_NOT_FOUND', 'BET_ALREADY_REFUNDED', 'BET_NOT_OPEN', 'CURRENCY_MISMATCH', 'IN_PROGRESS', 'IDEMPOTENCY_CONFLICT']);
+
+/** The answer speaks for a recorded transaction: acknowledged, or refused after it was claimed. */
+export const recorded = (t: Told): boolean => t.state !== 'unanswered' && (t.state !== 'failed' || !UNRECORDED.has(t.code));
+const refusal = (t: Told): boolean => t.state === 'failed' && recorded(t);
 const refused = (m: SentMoney): boolean => m.told.some(refusal) && !acked(m);
 
 /** The debit is held by the wallet: applied and not reversed. */

@@ -34,6 +34,8 @@ export interface Task {
   killed: boolean;
   /** A worker run stalled past its lock: its job may run again beside it. */
   stalled: boolean;
+  /** Its calls are answered at once, not held (the common case: the wallet answers in time). */
+  readonly prompt: boolean;
   /** Job id when the task is a job run. */
   readonly job?: string;
 }
@@ -83,6 +85,7 @@ export class ScriptedWallet implements WalletClient {
     if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
     const task = tasks.getStore();
     if (task === undefined) throw new Error(`wallet ${op} outside a model task`);
+    if (task.prompt) return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
     task.held += 1;
     const id = (fields as { transaction_id?: string }).transaction_id;
     this.mark(id, 1);

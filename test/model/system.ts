@@ -61,7 +61,7 @@ export interface System {
   now(): number;
   advance(ms: number): void;
   /** Starts `work` as a task; the command's settle() waits until it finished or holds a wallet call. */
-  start(label: string, work: () => Promise<unknown>, job?: string): Task;
+  start(label: string, work: () => Promise<unknown>, options?: { job?: string; prompt?: boolean }): Task;
   /** Until every live task finished or holds a call at the wallet. */
   settle(): Promise<void>;
   /** The scheduler lets the wallet take one held call; false when none is held. */
@@ -193,8 +193,8 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
   const crashes: string[] = [];
   const activeRuns = new Map<string, Task>();
 
-  function start(label: string, work: () => Promise<unknown>, job?: string): Task {
-    const task: Task = { label, held: 0, done: false, killed: false, stalled: false, ...(job === undefined ? {} : { job }) };
+  function start(label: string, work: () => Promise<unknown>, options: { job?: string; prompt?: boolean } = {}): Task {
+    const task: Task = { label, held: 0, done: false, killed: false, stalled: false, prompt: options.prompt ?? false, ...(options.job === undefined ? {} : { job: options.job }) };
     all.push(task);
     void tasks.run(task, async () => {
       try {
@@ -245,7 +245,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
       }
       // Completed or failed for good: the job is gone, as removeOnComplete and ensureJob make it.
       await ref.job.remove().catch(() => undefined);
-    }, ref.id);
+    }, { job: ref.id });
     activeRuns.set(ref.id, task);
     return true;
   }
