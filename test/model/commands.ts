@@ -20,6 +20,8 @@ export interface Model {
   readonly bets: { readonly id: string; readonly round: string; readonly session: number; amount: string }[];
   readonly settles: { id: string; kind: 'credit' | 'rollback'; bet: number; round: string; session: number; amount: string; roundClosed: boolean }[];
   readonly sent: Map<string, SentMoney & { told: Told[] }>;
+  /** Engine calls per transaction id not answered yet (in flight, or their gateway died). */
+  readonly unanswered: Map<string, number>;
   readonly violations: string[];
   readonly stats: Map<string, number>;
   seq: number;
@@ -33,6 +35,7 @@ export function newModel(): Model {
     bets: [],
     settles: [],
     sent: new Map(),
+    unanswered: new Map(),
     violations: [],
     stats: new Map(),
     seq: 0,
@@ -52,9 +55,11 @@ function told(answer: Answer): Told {
 }
 
 /** An engine call as a task; its answer lands in `sent` (a killed gateway's call stays unanswered). */
-function engineCall(real: System, label: string, prompt: boolean, entry: (SentMoney & { told: Told[] }) | undefined, call: () => Promise<Answer>, onAnswer?: (t: Told) => void): void {
+function engineCall(model: Model, real: System, label: string, id: string, prompt: boolean, entry: (SentMoney & { told: Told[] }) | undefined, call: () => Promise<Answer>, onAnswer?: (t: Told) => void): void {
+  model.unanswered.set(id, (model.unanswered.get(id) ?? 0) + 1);
   real.start(label, async () => {
     const t = told(await call());
+    model.unanswered.set(id, model.unanswered.get(id)! - 1);
     entry?.told.push(t);
     onAnswer?.(t);
   }, { prompt });
@@ -107,8 +112,8 @@ class Bet implements Cmd {
       const body = { round_id: bet.round, transaction_id: bet.id, amount: jsonNumber(amount) };
       const entry = model.sent.get(bet.id)!;
       // The first body's record stands unless every answer so far was a refusal before any record.
-      const taken = entry.told.length === 0 || entry.told.some(recorded);
-      engineCall(real, `bet ${bet.id} again`, this.prompt, this.repeat.same ? entry : undefined, () => real.engine.bet(through.id, body), (t) => {
+      const taken = (model.unanswered.get(bet.id) ?? 0) > 0 || entry.told.some((t) => recorded(t) || (t.state === 'failed' && t.code === 'IN_PROGRESS'));
+      engineCall(model, real, `bet ${bet.id} again`, bet.id, this.prompt, this.repeat.same ? entry : undefined, () => real.engine.bet(through.id, body), (t) => {
         if (this.repeat!.same) return;
         if (taken && t.state !== 'failed') model.violations.push(`bet ${bet.id} repeated with another body was answered ${t.state}`);
         if (taken) return;
@@ -128,7 +133,7 @@ class Bet implements Cmd {
     const { token, player } = model.tokens[s.token]!;
     const entry = { id, kind: 'debit' as const, player, token, amount, bet: null, told: [] as Told[] };
     model.sent.set(id, entry);
-    engineCall(real, `bet ${id}`, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount) }));
+    engineCall(model, real, `bet ${id}`, id, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount) }));
     await real.settle();
   }
   toString = () =>
@@ -162,7 +167,7 @@ class Settle implements Cmd {
       count(model, `${word} repeated`);
       const bet = model.bets[earlier.bet]!;
       const body = { round_id: earlier.round, transaction_id: earlier.id, bet_transaction_id: bet.id, amount: jsonNumber(earlier.amount), round_closed: earlier.roundClosed };
-      engineCall(real, `${word} ${earlier.id} again`, this.prompt, model.sent.get(earlier.id), () => call(through.id, body));
+      engineCall(model, real, `${word} ${earlier.id} again`, earlier.id, this.prompt, model.sent.get(earlier.id), () => call(through.id, body));
       await real.settle();
       return;
     }
@@ -182,7 +187,7 @@ class Settle implements Cmd {
     if (betAnswer === '' || real.wallet.mayStillApply(bet.id)) count(model, `${word} while its bet is at the wallet`);
     const body = { round_id: bet.round, transaction_id: id, bet_transaction_id: bet.id, amount: jsonNumber(amount), round_closed: this.roundClosed };
     const through = s;
-    engineCall(real, `${word} ${id}`, this.prompt, entry, () => call(through.id, body), (t) => {
+    engineCall(model, real, `${word} ${id}`, id, this.prompt, entry, () => call(through.id, body), (t) => {
       if (t.state === 'failed') count(model, `${word} answered ${t.code}`);
     });
     await real.settle();
