@@ -17,7 +17,7 @@ export interface Model {
   readonly players: readonly string[];
   readonly tokens: { token: string; player: string }[];
   readonly sessions: { id: string; token: number; ended: boolean }[];
-  readonly bets: { readonly id: string; readonly round: string; readonly session: number; amount: string }[];
+  readonly bets: { readonly id: string; readonly round: string; readonly session: number; amount: string; readonly closes: boolean }[];
   readonly settles: { id: string; kind: 'credit' | 'rollback'; bet: number; round: string; session: number; amount: string; roundClosed: boolean }[];
   readonly sent: Map<string, SentMoney & { told: Told[] }>;
   /** Engine calls per transaction id not answered yet (in flight, or their gateway died). */
@@ -97,7 +97,14 @@ class Launch implements Cmd {
 }
 
 class Bet implements Cmd {
-  constructor(readonly session: number, readonly amount: number, readonly repeat: { of: number; same: boolean } | null, readonly prompt: boolean) {}
+  constructor(
+    readonly session: number,
+    readonly amount: number,
+    readonly repeat: { of: number; same: boolean } | null,
+    readonly prompt: boolean,
+    /** Sent with round_closed true. */
+    readonly closes: boolean,
+  ) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
     const s = sessionOf(model, this.session);
@@ -109,7 +116,7 @@ class Bet implements Cmd {
       if (through !== model.sessions[bet.session]) count(model, 'repeat through another session of the token');
       const amount = this.repeat.same ? bet.amount : AMOUNTS[(AMOUNTS.indexOf(bet.amount as (typeof AMOUNTS)[number]) + 1) % AMOUNTS.length]!;
       count(model, this.repeat.same ? 'bet repeated' : 'bet repeated with another body');
-      const body = { round_id: bet.round, transaction_id: bet.id, amount: jsonNumber(amount) };
+      const body = { round_id: bet.round, transaction_id: bet.id, amount: jsonNumber(amount), round_closed: bet.closes };
       const entry = model.sent.get(bet.id)!;
       // The first body's record stands unless every answer so far was a refusal before any record.
       const taken = (model.unanswered.get(bet.id) ?? 0) > 0 || entry.told.some((t) => recorded(t) || (t.state === 'failed' && t.code === 'IN_PROGRESS'));
@@ -129,15 +136,16 @@ class Bet implements Cmd {
     const round = `r${model.seq}`;
     const amount = AMOUNTS[this.amount % AMOUNTS.length]!;
     const sessionIndex = model.sessions.indexOf(s);
-    model.bets.push({ id, round, session: sessionIndex, amount });
+    model.bets.push({ id, round, session: sessionIndex, amount, closes: this.closes });
     const { token, player } = model.tokens[s.token]!;
-    const entry = { id, kind: 'debit' as const, player, token, amount, bet: null, told: [] as Told[] };
+    const entry = { id, kind: 'debit' as const, player, token, amount, bet: null, closesRound: this.closes, told: [] as Told[] };
+    if (this.closes) count(model, 'bet closing its round');
     model.sent.set(id, entry);
-    engineCall(model, real, `bet ${id}`, id, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount) }));
+    engineCall(model, real, `bet ${id}`, id, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount), round_closed: this.closes }));
     await real.settle();
   }
   toString = () =>
-    `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.prompt ? ', answered at once' : ''})`;
+    `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.closes ? ', closes its round' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
 class Settle implements Cmd {
@@ -360,7 +368,7 @@ class Operator implements Cmd {
 const index = fc.nat({ max: 7 });
 const launch = fc.tuple(fc.nat({ max: 1 }), fc.option(index, { freq: 2 })).map(([p, r]) => new Launch(p, r));
 const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
-const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean()).map(([s, a, r, p]) => new Bet(s, a, r, p));
+const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean(), rarely).map(([s, a, r, p, c]) => new Bet(s, a, r, p, c));
 const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, a, c, r, p, f]) => new Settle('credit', s, b, a, c, r, p, f));
 const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, c, r, p, f]) => new Settle('rollback', s, b, 0, c, r, p, f));
 const wallet = fc.constantFrom(...BEHAVIOURS).map((b) => new Wallet(b));

@@ -18,6 +18,8 @@ export interface SentMoney {
   readonly amount: string;
   /** win/refund: the bet's id. */
   readonly bet: string | null;
+  /** A bet sent with round_closed true. */
+  readonly closesRound?: boolean;
   /** Every answer to a call with this id, in order. */
   readonly told: Told[];
 }
@@ -93,6 +95,7 @@ export function answersAgree(sent: readonly SentMoney[]): string[] {
 /** Checks once everything settled (the model's drain): the contract's end-state invariants. */
 export function finalViolations(view: FinalView): string[] {
   const out: string[] = [...answersAgree(view.sent)];
+  const limited = specLimited(view);
   const refunds = new Map<string, SentMoney[]>();
   for (const m of view.sent) if (m.kind === 'rollback' && m.bet !== null) refunds.set(m.bet, [...(refunds.get(m.bet) ?? []), m]);
 
@@ -100,7 +103,7 @@ export function finalViolations(view: FinalView): string[] {
     const tx = view.wallet(m.id);
     if (m.kind === 'credit' && acked(m) && tx?.op !== 'credit') out.push(`acknowledged win ${m.id} never applied at the wallet`);
     if (m.kind === 'rollback' && acked(m) && m.bet !== null && held(view, m.bet)) out.push(`acknowledged refund ${m.id}: its bet ${m.bet} is still held by the wallet`);
-    if (m.kind === 'debit' && refused(m) && held(view, m.id)) out.push(`refused bet ${m.id} (${describe(m.told)}) is held by the wallet at the end`);
+    if (m.kind === 'debit' && refused(m) && held(view, m.id) && !limited.has(m.id)) out.push(`refused bet ${m.id} (${describe(m.told)}) is held by the wallet at the end`);
     // Contract 5.2: a bet is either won or refunded, never both.
     if (m.kind === 'credit' && tx?.op === 'credit' && m.bet !== null && view.wallet(m.bet)?.rolledBackBy !== undefined) out.push(`bet ${m.bet} was both paid win ${m.id} and rolled back`);
     if (m.kind === 'debit' && m.told.some((t) => t.state === 'succeeded') && tx?.rolledBackBy !== undefined) {
@@ -115,11 +118,13 @@ export function finalViolations(view: FinalView): string[] {
     if ((r.state === 'failed' || r.state === 'compensated') && r.kind === 'debit' && held(view, r.id)) out.push(`debit ${r.id} is ${r.state} while the wallet holds it`);
   }
 
-  out.push(...balanceViolations(view));
+  out.push(...balanceViolations(view, limited));
 
+  // Dead work holds its token (contract 5.6); the limited debits' compensations stay dead.
+  const heldTokens = new Set(view.sent.filter((m) => limited.has(m.id)).map((m) => m.token));
   for (const t of view.tokens) {
     if (t.terminates > 1) out.push(`token ${t.token} terminated ${t.terminates} times`);
-    if (t.allEnded && t.terminates === 0) out.push(`token ${t.token}: every session ended, nothing owed, yet never terminated`);
+    if (t.allEnded && t.terminates === 0 && !heldTokens.has(t.token)) out.push(`token ${t.token}: every session ended, nothing owed, yet never terminated`);
   }
   return out;
 }
@@ -129,26 +134,36 @@ export function finalViolations(view: FinalView): string[] {
  * succeeded that no succeeded refund gave back, plus every win recorded succeeded. Equal to the
  * wallet's balance when the records tell the truth.
  */
-function balanceViolations(view: FinalView): string[] {
+function balanceViolations(view: FinalView, limited: ReadonlySet<string>): string[] {
   const out: string[] = [];
   const refunded = new Set(view.records.filter((r) => r.kind === 'rollback' && r.state === 'succeeded' && r.reference !== null).map((r) => r.reference!));
   for (const player of view.players) {
     const wallet = view.balanceOf(player);
     if (wallet === undefined) continue;
     const mine = view.records.filter((r) => r.player === player);
-    const open = mine.filter((r) => !['succeeded', 'failed', 'compensated'].includes(r.state));
+    const open = mine.filter((r) => !['succeeded', 'failed', 'compensated'].includes(r.state) && !limited.has(r.id) && !(r.reference !== null && r.isCompensation && limited.has(r.reference)));
     if (open.length > 0) {
       out.push(`player ${player}: records not final after the drain: ${open.map((r) => `${r.kind} ${r.id} ${r.state}`).join(', ')}`);
       continue;
     }
     let expected = toMinor(view.startBalance, 2);
     for (const r of mine) {
-      if (r.kind === 'debit' && r.state === 'succeeded' && !refunded.has(r.id)) expected -= toMinor(r.amount, 2);
+      const taken = r.state === 'succeeded' || limited.has(r.id);
+      if (r.kind === 'debit' && taken && !refunded.has(r.id)) expected -= toMinor(r.amount, 2);
       if (r.kind === 'credit' && r.state === 'succeeded') expected += toMinor(r.amount, 2);
     }
     if (toMinor(wallet, 2) !== expected) out.push(`player ${player}: the wallet holds ${wallet}, the gateway's records say ${fromMinor(expected, 2)}`);
   }
   return out;
+}
+
+/**
+ * The spec's stated limit (contract 5.9): a bet that closed its round, refused to the engine yet
+ * applied by the wallet, cannot be rolled back; its record ends `dead` for an operator.
+ */
+function specLimited(view: FinalView): Set<string> {
+  const closers = new Set(view.sent.filter((m) => m.kind === 'debit' && m.closesRound).map((m) => m.id));
+  return new Set(view.records.filter((r) => r.kind === 'debit' && r.state === 'dead' && closers.has(r.id) && held(view, r.id)).map((r) => r.id));
 }
 
 /** A terminate reached the wallet: every win or refund acknowledged on the token must be in by then. */

@@ -39,6 +39,9 @@ async function releaseAll(real: System): Promise<void> {
 
 /** Everything that may still move money goes on until nothing does. */
 async function drain(model: Model, real: System): Promise<void> {
+  // One resolution per record the operator acts on: a round-closing debit's compensations end dead
+  // again and again (contract 5.9), and the operator does not go round in that circle.
+  const resolved = new Set<string>();
   for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
     // Past every retry delay and job lock (a sweep's touch restarts a record's delay).
     real.advance(70_000);
@@ -69,7 +72,9 @@ async function drain(model: Model, real: System): Promise<void> {
       } else {
         const subject = await operatorSubject(real, record);
         const truth = subject === undefined ? undefined : truthOf(real, subject.target, subject.debit);
-        if (truth !== undefined) {
+        const about = subject?.debit?.transactionId ?? record.transactionId;
+        if (truth !== undefined && !resolved.has(about)) {
+          resolved.add(about);
           count(model, `drain: operator resolve ${truth}`);
           real.resolve(record.transactionId, truth, () => undefined);
         }
