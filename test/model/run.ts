@@ -19,6 +19,8 @@ export interface ModelOptions {
   /** The command list's own replay path (fast-check prints it as replayPath in the counterexample). */
   readonly replayPath?: string;
   readonly maxCommands?: number;
+  /** Stop generating after this long (a passing run then reports how many sequences fitted). */
+  readonly timeLimitMs?: number;
   /** Called once per generated run with its counts (commands met, races met). */
   readonly onRun?: (stats: ReadonlyMap<string, number>) => void;
 }
@@ -129,6 +131,7 @@ export async function runModel(options: ModelOptions): Promise<void> {
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.path === undefined ? {} : { path: options.path }),
       endOnFailure: false,
+      ...(options.timeLimitMs === undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs, markInterruptAsFailure: false }),
     });
   } finally {
     await closeRedis(connections.redis);
