@@ -37,6 +37,7 @@ export interface RecordView {
   readonly amount: string;
   readonly reference: string | null;
   readonly isCompensation: boolean;
+  readonly attempts: number;
 }
 
 export interface TokenView {
@@ -55,6 +56,8 @@ export interface FinalView {
   readonly tokens: readonly TokenView[];
   readonly players: readonly string[];
   readonly startBalance: string;
+  /** Calls of this operation and transaction id that reached the wallet (whatever came of them). */
+  readonly callsOf: (op: Kind, id: string) => number;
 }
 
 const acked = (m: SentMoney): boolean => m.told.some((t) => t.state === 'succeeded' || t.state === 'pending');
@@ -116,6 +119,9 @@ export function finalViolations(view: FinalView): string[] {
     const tx = view.wallet(r.id);
     if (r.state === 'failed' && r.kind !== 'debit' && tx !== undefined) out.push(`${r.kind} ${r.id} is failed while the wallet holds it`);
     if ((r.state === 'failed' || r.state === 'compensated') && r.kind === 'debit' && held(view, r.id)) out.push(`debit ${r.id} is ${r.state} while the wallet holds it`);
+    // Contract 5.3: attempts counts every wallet try that was sent.
+    const calls = view.callsOf(r.kind, r.id);
+    if (r.attempts < calls) out.push(`${r.kind} ${r.id} counts ${r.attempts} attempts, the wallet saw ${calls}`);
   }
 
   out.push(...balanceViolations(view, limited));

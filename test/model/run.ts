@@ -94,13 +94,16 @@ function finalView(model: Model, real: System, records: Awaited<ReturnType<Syste
     sent: [...model.sent.values()],
     wallet: walletView(real),
     balanceOf: (player) => real.wallet.books.balanceOf(player),
-    records: records.map((r) => ({ id: r.transactionId, kind: r.kind, state: r.state, player: r.playerId, amount: r.amount, reference: r.referenceTransactionId, isCompensation: r.isCompensation })),
+    records: records.map((r) => ({ id: r.transactionId, kind: r.kind, state: r.state, player: r.playerId, amount: r.amount, reference: r.referenceTransactionId, isCompensation: r.isCompensation, attempts: r.attempts })),
     tokens: model.tokens.map((t, i) => {
       const sessions = model.sessions.filter((s) => s.token === i);
       return { token: t.token, allEnded: sessions.length > 0 && sessions.every((s) => s.ended), terminates: real.wallet.terminated.get(t.token) ?? 0 };
     }),
     players: model.players,
     startBalance: START_BALANCE,
+    // A try whose gateway died mid-call is counted by the sweeper but not by a retry run that goes
+    // on past the inline window (docs/reliability.md, the model's bounds): left out here.
+    callsOf: (op, id) => real.wallet.events.filter((e) => e.op === op && e.transactionId === id && e.behaviour !== 'late-apply' && !e.lostInline).length,
   };
 }
 

@@ -49,6 +49,8 @@ export interface WalletEvent {
   readonly code: number | undefined;
   /** The call changed money. */
   readonly changed: boolean;
+  /** Made by an engine call whose gateway died before the wallet acted on it. */
+  readonly lostInline: boolean;
 }
 
 export const tasks = new AsyncLocalStorage<Task>();
@@ -82,17 +84,17 @@ export class ScriptedWallet implements WalletClient {
 
   call<Op extends Operation>(op: Op, fields: RequestFields[Op]): Promise<WalletOutcome> {
     // A launch's authenticate and a balance read move no money: answered at once.
-    if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
+    if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }, false));
     const task = tasks.getStore();
     if (task === undefined) throw new Error(`wallet ${op} outside a model task`);
-    if (task.prompt) return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
+    if (task.prompt) return Promise.resolve(this.act(op, fields, { kind: 'answer' }, false));
     task.held += 1;
     const id = (fields as { transaction_id?: string }).transaction_id;
     this.mark(id, 1);
     const label = `${op} ${id ?? fields.token.slice(0, 8)} (${task.label})`;
     return new Promise<WalletOutcome>((resolve) => {
       void this.scheduler.schedule(Promise.resolve(), label).then(() => {
-        const outcome = this.act(op, fields, this.behaviour);
+        const outcome = this.act(op, fields, this.behaviour, task.killed && task.job === undefined);
         this.mark(id, -1);
         task.held -= 1;
         // A killed process never reads its answer: its continuation never runs.
@@ -118,14 +120,14 @@ export class ScriptedWallet implements WalletClient {
     return Promise.resolve();
   }
 
-  private act<Op extends Operation>(op: Op, fields: RequestFields[Op], scripted: Behaviour): WalletOutcome {
+  private act<Op extends Operation>(op: Op, fields: RequestFields[Op], scripted: Behaviour, lostInline: boolean): WalletOutcome {
     // A wallet does not lie: a code that means something (34 "not found" to a status question, a
     // final code the gateway takes as "terminated") is only scripted for money calls; a status or
     // terminate meets a plain retry code instead.
     const behaviour: Behaviour = scripted.kind === 'refuse' && (op === 'status' || op === 'terminate') && retryClass(scripted.code) !== 'retry' ? { kind: 'refuse', code: Code.InternalServiceError } : scripted;
     const id = (fields as { transaction_id?: string }).transaction_id;
     const log = (kind: WalletEvent['behaviour'], code: number | undefined, changed: boolean): void => {
-      this.events.push({ op, transactionId: id, token: fields.token, behaviour: kind, code, changed });
+      this.events.push({ op, transactionId: id, token: fields.token, behaviour: kind, code, changed, lostInline });
     };
     switch (behaviour.kind) {
       case 'refuse':
