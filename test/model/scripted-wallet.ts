@@ -43,12 +43,7 @@ export interface Task {
 export interface WalletEvent {
   readonly op: Operation;
   readonly transactionId: string | undefined;
-  readonly token: string;
   readonly behaviour: Behaviour['kind'] | 'late-apply';
-  /** The wallet's own result code when it acted on the call (1 = applied or answered ok). */
-  readonly code: number | undefined;
-  /** The call changed money. */
-  readonly changed: boolean;
   /** Made by an engine call whose gateway died before the wallet acted on it. */
   readonly lostInline: boolean;
 }
@@ -70,12 +65,6 @@ export class ScriptedWallet implements WalletClient {
 
   constructor(private readonly scheduler: Scheduler, startBalance: string) {
     this.books = new SimWallet({ startBalance, currencyDigits: {} });
-  }
-
-  /** Authenticates a token directly (the wallet issued it to the player): no race in that. */
-  issue(fields: RequestFields['authenticate']): void {
-    const result = this.books.handle('authenticate', fields);
-    if (!result.ok) throw new Error(`authenticate: ${result.message}`);
   }
 
   send(op: Operation, body: string): Promise<WalletOutcome> {
@@ -126,34 +115,34 @@ export class ScriptedWallet implements WalletClient {
     // terminate meets a plain retry code instead.
     const behaviour: Behaviour = scripted.kind === 'refuse' && (op === 'status' || op === 'terminate') && retryClass(scripted.code) !== 'retry' ? { kind: 'refuse', code: Code.InternalServiceError } : scripted;
     const id = (fields as { transaction_id?: string }).transaction_id;
-    const log = (kind: WalletEvent['behaviour'], code: number | undefined, changed: boolean): void => {
-      this.events.push({ op, transactionId: id, token: fields.token, behaviour: kind, code, changed, lostInline });
+    const log = (kind: WalletEvent['behaviour']): void => {
+      this.events.push({ op, transactionId: id, behaviour: kind, lostInline });
     };
     switch (behaviour.kind) {
       case 'refuse':
-        log('refuse', behaviour.code, false);
+        log('refuse');
         return { kind: 'rejected', code: behaviour.code, httpStatus: walletHttpStatus(behaviour.code), message: 'scripted refusal', walletRequestId: undefined, latencyMs: 0 };
       case 'hang':
-        log('hang', undefined, false);
+        log('hang');
         return timeout('scripted hang');
       case 'late':
-        log('late', undefined, false);
+        log('late');
         // The wallet takes the call up later: a task of its own for the scheduler to place.
         this.mark(id, 1);
         void this.scheduler.schedule(Promise.resolve(), `late ${op} ${id ?? ''}`).then(() => {
           this.mark(id, -1);
-          const result = this.apply(op, fields);
-          log('late-apply', result.ok ? Code.Success : result.code, result.ok && result.changed);
+          this.apply(op, fields);
+          log('late-apply');
         });
         return timeout('scripted late answer');
       case 'drop': {
-        const result = this.apply(op, fields);
-        log('drop', result.ok ? Code.Success : result.code, result.ok && result.changed);
+        this.apply(op, fields);
+        log('drop');
         return timeout('scripted lost answer');
       }
       case 'answer': {
         const result = this.apply(op, fields);
-        log('answer', result.ok ? Code.Success : result.code, result.ok && result.changed);
+        log('answer');
         if (!result.ok) return { kind: 'rejected', code: result.code, httpStatus: walletHttpStatus(result.code), message: result.message, walletRequestId: undefined, latencyMs: 0 };
         return {
           kind: 'ok',

@@ -11,7 +11,7 @@ import { createMetrics } from '../../src/observability/metrics';
 import { createAuditTrail } from '../../src/store/audit';
 import { PRIMARY_ONLY } from '../../src/store/durability';
 import type { RedisClient } from '../../src/store/redis';
-import { createSessionStore, type SessionStore } from '../../src/store/sessions';
+import { createSessionStore } from '../../src/store/sessions';
 import { shardLayoutFor } from '../../src/store/shards';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
 import type { Resolution, TransactionRecord } from '../../src/store/types';
@@ -56,7 +56,6 @@ export interface System {
   readonly wallet: ScriptedWallet;
   readonly engine: Engine;
   readonly store: TransactionStore;
-  readonly sessions: SessionStore;
   readonly tasks: Task[];
   now(): number;
   advance(ms: number): void;
@@ -265,7 +264,6 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     wallet,
     engine,
     store,
-    sessions,
     tasks: all,
     crashes,
     now,
