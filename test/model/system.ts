@@ -46,6 +46,9 @@ const ALWAYS_CLOSED = {
   trialUnused: () => Promise.resolve(),
 };
 
+/** The worker's job lock (and a run's in-flight mark), for the model's 1 s wallet deadline. */
+export const JOB_LOCK_MS = lockSettings(1000).lockDuration;
+
 export interface JobRef {
   readonly queue: 'retry' | 'terminate';
   readonly id: string;
