@@ -300,17 +300,23 @@ class Kill implements Cmd {
   toString = () => `Kill(task #${this.index})`;
 }
 
-/** A worker run stalls past its job lock (SIGSTOP): the clock passes the lock, and its job may be run again beside it. */
+/**
+ * A worker run stalls past its job lock (SIGSTOP): the clock passes the lock and BullMQ hands the
+ * job to another run at once; the stalled run resumes when its wallet answer comes.
+ */
 class Stall implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
     const runs = real.tasks.filter((t) => t.job !== undefined && !t.done && !t.killed && !t.stalled && t.held > 0);
     if (runs.length === 0) return;
-    runs[this.index % runs.length]!.stalled = true;
+    const stalled = runs[this.index % runs.length]!;
+    stalled.stalled = true;
     real.advance(JOB_LOCK_MS + 1);
     count(model, 'worker run stalled past its lock');
-    await Promise.resolve();
+    const job = (await real.jobs()).find((j) => j.id === stalled.job);
+    if (job !== undefined && real.runJob(job)) count(model, 'stalled job run again beside it');
+    await real.settle();
   }
   toString = () => `Stall(run #${this.index})`;
 }
