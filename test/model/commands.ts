@@ -398,6 +398,7 @@ export const commandArbitraries = [
   fc.constantFrom(300, 1_500, 8_000, 70_000).map((ms) => new Advance(ms)),
   index.map((i) => new Kill(i)),
   index.map((i) => new Stall(i)),
+  index.map((i) => new Stall(i)),
   fc.tuple(fc.constantFrom('redrive' as const, 'recheck' as const, 'resolve' as const), index).map(([a, i]) => new Operator(a, i)),
 ];
 
