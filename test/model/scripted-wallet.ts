@@ -60,6 +60,7 @@ export class ScriptedWallet implements WalletClient {
   /** Terminates the wallet applied, per token. */
   readonly terminated = new Map<string, number>();
   private readonly open = new Map<string, number>();
+  private readonly held = new Set<{ readonly task: Task; timedOut: boolean; expire: () => void }>();
   /** Called when the wallet applied a terminate: the model checks that nothing was owed on the token. */
   onTerminate: (token: string) => void = () => undefined;
 
@@ -82,14 +83,37 @@ export class ScriptedWallet implements WalletClient {
     this.mark(id, 1);
     const label = `${op} ${id ?? fields.token.slice(0, 8)} (${task.label})`;
     return new Promise<WalletOutcome>((resolve) => {
+      const held = { task, timedOut: false, expire: () => undefined as void };
+      held.expire = () => {
+        held.timedOut = true;
+        task.held -= 1;
+        this.events.push({ op, transactionId: id, behaviour: 'late', lostInline: task.killed && task.job === undefined });
+        if (!task.killed) resolve(timeout('the caller gave up at its deadline'));
+      };
+      this.held.add(held);
       void this.scheduler.schedule(Promise.resolve(), label).then(() => {
-        const outcome = this.act(op, fields, this.behaviour, task.killed && task.job === undefined);
+        this.held.delete(held);
         this.mark(id, -1);
+        if (held.timedOut) {
+          // The wallet takes up a call its caller gave up on: applied late, unless it hangs or refuses.
+          if (this.behaviour.kind === 'answer' || this.behaviour.kind === 'drop' || this.behaviour.kind === 'late') this.apply(op, fields);
+          return;
+        }
+        const outcome = this.act(op, fields, this.behaviour, task.killed && task.job === undefined);
         task.held -= 1;
         // A killed process never reads its answer: its continuation never runs.
         if (!task.killed) resolve(outcome);
       });
     });
+  }
+
+  /**
+   * The clock passed the wallet deadline: every caller still waiting gives up (a timeout, as the
+   * real client's deadline makes it) and the wallet may still act on the call later. A stalled
+   * process is not waiting: its call stays held.
+   */
+  expireHeld(): void {
+    for (const held of [...this.held]) if (!held.timedOut && !held.task.stalled) held.expire();
   }
 
   /** Whether the wallet may still act on a call with this transaction id (held, or to be applied late). */

@@ -46,8 +46,10 @@ const ALWAYS_CLOSED = {
   trialUnused: () => Promise.resolve(),
 };
 
-/** The worker's job lock (and a run's in-flight mark), for the model's 1 s wallet deadline. */
-export const JOB_LOCK_MS = lockSettings(1000).lockDuration;
+/** The wallet deadline: moving the clock past it times out every call still held. */
+export const WALLET_TIMEOUT_MS = 1000;
+/** The worker's job lock (and a run's in-flight mark). */
+export const JOB_LOCK_MS = lockSettings(WALLET_TIMEOUT_MS).lockDuration;
 
 export interface JobRef {
   readonly queue: 'retry' | 'terminate';
@@ -61,6 +63,7 @@ export interface System {
   readonly store: TransactionStore;
   readonly tasks: Task[];
   now(): number;
+  /** Moves the clock; past the wallet deadline, every held call's caller gives up. */
   advance(ms: number): void;
   /** Starts `work` as a task; the command's settle() waits until it finished or holds a wallet call. */
   start(label: string, work: () => Promise<unknown>, options?: { job?: string; prompt?: boolean }): Task;
@@ -100,7 +103,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     WALLET_BASIC_USER: 'u',
     WALLET_BASIC_PASSWORD: 'p',
     WALLET_SIGNING_SECRET: 's',
-    WALLET_TIMEOUT_MS: '1000',
+    WALLET_TIMEOUT_MS: String(WALLET_TIMEOUT_MS),
     PROVIDER_ID,
     ENGINE_API_KEY: 'model-engine-key',
     RETRY_DELAY_UNIT: 'ms',
@@ -272,6 +275,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     now,
     advance(ms) {
       clock += ms;
+      if (ms >= WALLET_TIMEOUT_MS) wallet.expireHeld();
     },
     start,
     settle,
