@@ -19,6 +19,9 @@ import { createTerminateProcessor } from './terminate-processor';
 import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
 import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from './upkeep';
 
+/** The log line of a job taken over from a worker that stopped renewing its lock (the soak counts them). */
+export const STALLED_LINE = 'job stalled (its worker stopped renewing it): picked up again';
+
 /**
  * Lock and stall settings for money jobs (docs/background.md):
  * - lockDuration outlasts one whole job run even if every renewal were missed: a wallet call and,
@@ -172,7 +175,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       const last = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
       logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
     });
-    worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, 'job stalled (its worker stopped renewing it): picked up again'));
+    worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, STALLED_LINE));
     return worker;
   };
   const slots: WorkerSlot[] = [

@@ -35,8 +35,8 @@ interface Parsed {
  * fields with defaults applied, the amount as an exact decimal — and the wallet token it is for. Not
  * the session: a repeat through a relaunched session of the token is the same request.
  */
-function bodyHash(tokenRef: string, p: Parsed): string {
-  const canonical = JSON.stringify([p.kind, tokenRef, p.roundId, p.transactionId, p.betTransactionId, exactDecimal(p.amount), p.roundClosed]);
+function bodyHash(tokenRef: string, p: Parsed, exactAmount: string): string {
+  const canonical = JSON.stringify([p.kind, tokenRef, p.roundId, p.transactionId, p.betTransactionId, exactAmount, p.roundClosed]);
   return hash('sha256', canonical, 'base64url');
 }
 
@@ -103,6 +103,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     const digits = currencyDigits(config, session.currency);
     const issue = amountIssue(p.amount, digits, p.kind === 'debit');
     if (issue !== undefined) return failed(errors.validation([issue]));
+    const exactAmount = exactDecimal(p.amount);
     // The player's shard holds the record, its round and its job: what the answer waits for.
     const shard = transactions.shardOf(session);
 
@@ -133,7 +134,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       currency: session.currency,
       roundClosed: p.roundClosed,
       referenceTransactionId: p.betTransactionId,
-      bodyHash: bodyHash(session.tokenRef, p),
+      bodyHash: bodyHash(session.tokenRef, p, exactAmount),
       walletOperation: p.kind,
       walletBody,
       isCompensation: false,
@@ -143,7 +144,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     // sliding expiry (renewed here rather than beside the wallet call).
     const claim = await transactions.claim({
       record,
-      exactAmount: exactDecimal(p.amount),
+      exactAmount,
       leaseUntil: now + inlineCallWindowMs(config),
       sessionTtlSeconds: sessions.ttlSeconds,
     });
@@ -252,7 +253,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     if (existing === undefined || existing.reclaimable || existing.sessionId !== sessionId || existing.kind !== p.kind) return failed(errors.sessionNotFound());
     const digits = currencyDigits(config, existing.currency);
     if (amountIssue(p.amount, digits, false) !== undefined) return failed(errors.sessionNotFound());
-    if (existing.bodyHash !== bodyHash(existing.tokenRef, p)) return failed(errors.conflict());
+    if (existing.bodyHash !== bodyHash(existing.tokenRef, p, exactDecimal(p.amount))) return failed(errors.conflict());
     return storedDurable(existing, existing.balance ?? '0');
   }
 

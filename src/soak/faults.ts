@@ -252,8 +252,16 @@ export class FaultScheduler {
     const pausable = this.options.processes.filter((p) => p.pause !== undefined && p.resume !== undefined);
     if (pausable.length === 0) return;
     const victim = this.pick(pausable);
+    // Catch its runs mid-call: credits and rollbacks answer slowly for a moment, so the worker is
+    // paused holding runs whose wallet call is out.
+    const slow = Math.round(this.options.walletTimeoutMs * 0.8);
+    this.options.faults.latency('credit', slow);
+    this.options.faults.latency('rollback', slow);
+    await new Promise((r) => setTimeout(r, slow / 2));
     this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
     victim.pause?.();
+    this.options.faults.latency('credit', 0);
+    this.options.faults.latency('rollback', 0);
     await new Promise((r) => setTimeout(r, this.options.pauseMs));
     victim.resume?.();
     this.counts.pauses += 1;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type RecordedCall, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
 import { compensationTransactionId } from '../duties/compensation-id';
-import { lockSettings } from '../../workers/worker';
+import { STALLED_LINE, lockSettings } from '../../workers/worker';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
 import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
@@ -125,6 +125,17 @@ async function resolveDeadCompensations(client: EngineClient, sim: RunningSimula
     met.push({ kind: 'operator-resolution', playerId: '', sessionId: '', transactionId: id, outcome: `compensation dead, ${applied ? 'applied' : 'not applied'} at the wallet: resolved ${outcome}, ${answer.status} → ${answer.stateAfter ?? '?'}` });
   }
   return met;
+}
+
+/** The workers' own count of jobs they took over from a worker that stopped renewing its lock (their `stalled` log lines). */
+function stalledJobs(runDir: string, workers: number): number {
+  let count = 0;
+  for (let i = 1; i <= workers; i += 1) {
+    const file = join(runDir, `worker-${i}.log`);
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) if (line.includes(STALLED_LINE)) count += 1;
+  }
+  return count;
 }
 
 function isFinal(view: RecordView | null | undefined): boolean {
@@ -467,6 +478,10 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         // What that time is made of: the engine's own play after the outage is not the drain.
         `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${outageBacklog(calls, backAt, after)}; ${lastTermination(calls, endedTokens(history), after)}`,
       );
+    }
+    if (o.pauses > 0 || o.kills > 0) {
+      // The runs a paused or killed worker held: each was picked up again by another run (contract 5.3).
+      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock (paused or killed): ${stalledJobs(runDir, o.workers)}`);
     }
     if (operator.dead > 0) {
       const still = [...records.values()].filter(isDead).length;

@@ -18,7 +18,7 @@ jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 it('keeps every acknowledged win and compensation through two master failovers, keys on every master', async () => {
-  const run = await runSoak(['--topology', 'cluster', '--players', '12', '--rounds', '6', '--kills', '2', '--redis-restarts', '2', '--settle-timeout-ms', '90000', '--seed', '7']);
+  const run = await runSoak(['--topology', 'cluster', '--players', '12', '--rounds', '6', '--kills', '2', '--pauses', '0', '--redis-restarts', '2', '--settle-timeout-ms', '90000', '--seed', '7']);
   expect(failureOf(run)).toBe('');
   expect(run.stdout).toMatch(/^primary kills: 2 /m);
   expect(run.stdout).toMatch(/REDIS_SHARDS 16, REDIS_MIN_REPLICAS 1/);

@@ -10,7 +10,7 @@ import { failureOf, lastLine, runSoak, SOAK_TEST_TIMEOUT_MS } from './soak-run';
 jest.setTimeout(SOAK_TEST_TIMEOUT_MS);
 
 it('keeps every acknowledged win and compensation through two primary failovers', async () => {
-  const run = await runSoak(['--topology', 'sentinel', '--players', '10', '--rounds', '6', '--kills', '2', '--redis-restarts', '2', '--settle-timeout-ms', '60000', '--seed', '7']);
+  const run = await runSoak(['--topology', 'sentinel', '--players', '10', '--rounds', '6', '--kills', '2', '--pauses', '0', '--redis-restarts', '2', '--settle-timeout-ms', '60000', '--seed', '7']);
   expect(failureOf(run)).toBe('');
   expect(run.stdout).toMatch(/^primary kills: 2 /m);
   expect(run.stdout).toMatch(/REDIS_MIN_REPLICAS 1/);
