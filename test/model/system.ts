@@ -40,6 +40,8 @@ export const START_BALANCE = '1000.00';
 export const DEAD_CHECK_WINDOW_MS = 3600 * 1000;
 const ALWAYS_CLOSED = {
   allowsCalls: () => true,
+  // A health check passed after every failure: no retry waits for the breaker's verdict.
+  healthOkAt: () => Number.MAX_SAFE_INTEGER,
   refused: () => undefined,
   gate: () => Promise.resolve({ kind: 'go' as const }),
   trialDone: () => Promise.resolve(),
