@@ -39,6 +39,22 @@ export function lockSettings(walletTimeoutMs: number): { lockDuration: number; s
 /** How often held work looks again: an ending session at its pending set, a round closer at its round. */
 export const HELD_RECHECK_MS = 1_000;
 
+/** The timings a retry run keeps, from the worker's configuration (one place for the worker and its tests). */
+export function retryTimings(config: Pick<WorkerConfig, 'WALLET_TIMEOUT_MS' | 'RETRY_DELAY_UNIT' | 'DEAD_CHECK_INTERVAL_MS' | 'DEAD_CHECK_WINDOW_MS' | 'REDIS_MIN_REPLICAS' | 'REDIS_WAIT_MS'>) {
+  const locks = lockSettings(config.WALLET_TIMEOUT_MS);
+  return {
+    unit: config.RETRY_DELAY_UNIT,
+    // A record re-driven or found with a live job is left alone this long before the next look.
+    graceMs: 2 * locks.lockDuration,
+    heldRecheckMs: HELD_RECHECK_MS,
+    inFlightMs: locks.lockDuration,
+    // Never shorter than before the write-ahead WAIT was counted in: the job lock's lifetime.
+    inlineWindowMs: Math.max(locks.lockDuration, inlineCallWindowMs(config)),
+    recheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
+    recheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
+  };
+}
+
 /** How often each Worker's fetching is looked at (workers/fetch-watchdog.ts): stuck for two looks, it is replaced. */
 const FETCH_WATCHDOG_MS = 10_000;
 
@@ -111,7 +127,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const queues = createQueues(bullmq, layout, throttledErrorLog(logger, 'queue error'));
   closers.defer('queues', () => queues.close());
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
-  const graceMs = 2 * locks.lockDuration;
+  const timings = retryTimings(config);
+  const { graceMs } = timings;
 
   const upkeepDeps: UpkeepDeps = {
     store,
@@ -139,14 +156,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
     logger,
     metrics,
-    unit: config.RETRY_DELAY_UNIT,
-    graceMs,
-    heldRecheckMs: HELD_RECHECK_MS,
-    inFlightMs: locks.lockDuration,
-    // Never shorter than before the write-ahead WAIT was counted in: the job lock's lifetime.
-    inlineWindowMs: Math.max(locks.lockDuration, inlineCallWindowMs(config)),
-    recheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
-    recheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
+    ...timings,
     now,
   });
   const processTerminate = createTerminateProcessor({

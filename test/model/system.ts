@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { Scheduler } from 'fast-check';
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { recheckAction, redriveAction, resolveAction, type ActionDeps, type ActionResult } from '../../src/console/actions';
-import { inlineCallWindowMs, LEASE_MARGIN_MS } from '../../src/duties/settlement';
+import { LEASE_MARGIN_MS } from '../../src/duties/settlement';
 import { createQueues, ensureRetryJob, ensureTerminateJob, type Queues, type RetryJobData, type TerminateJobData } from '../../src/duties/queues';
 import type { Duties } from '../../src/duties/types';
 import { createEngine, type Engine } from '../../src/engine';
@@ -19,7 +19,7 @@ import { RetryLater } from '../../workers/backoff';
 import { createRetryProcessor } from '../../workers/retry-processor';
 import { createTerminateProcessor } from '../../workers/terminate-processor';
 import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from '../../workers/upkeep';
-import { HELD_RECHECK_MS, lockSettings } from '../../workers/worker';
+import { HELD_RECHECK_MS, lockSettings, retryTimings } from '../../workers/worker';
 import { deletePrefix, testPrefix } from '../support/prefix';
 import { ScriptedWallet, tasks, type Task } from './scripted-wallet';
 
@@ -136,7 +136,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
   };
   const engine = createEngine({ wallet, sessions, transactions: store, duties, durability: PRIMARY_ONLY, config: gatewayConfig, clock: now, logger: silent, breaker: ALWAYS_CLOSED });
   const locks = lockSettings(workerConfig.WALLET_TIMEOUT_MS);
-  const graceMs = 2 * locks.lockDuration;
+  const { graceMs } = retryTimings(workerConfig);
   const processRetry = createRetryProcessor({
     store,
     ensureRetryJob: (record) => ensureRetryJob(queues, record, 0),
@@ -146,13 +146,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     rateLimit: () => Promise.resolve(),
     logger: silent,
     metrics,
-    unit: workerConfig.RETRY_DELAY_UNIT,
-    graceMs,
-    heldRecheckMs: HELD_RECHECK_MS,
-    inFlightMs: locks.lockDuration,
-    inlineWindowMs: Math.max(locks.lockDuration, inlineCallWindowMs(workerConfig)),
-    recheckIntervalMs: workerConfig.DEAD_CHECK_INTERVAL_MS,
-    recheckWindowMs: workerConfig.DEAD_CHECK_WINDOW_MS,
+    ...retryTimings(workerConfig),
     now,
   });
   const processTerminate = createTerminateProcessor({
