@@ -495,6 +495,20 @@ describe('a win or refund follows its bet', () => {
     }
   }, 30_000);
 
+  it('a win or refund of a bet the wallet refused for good is BET_NOT_OPEN, not BET_NOT_FOUND, with no wallet call', async () => {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    sim.faults.failNext('debit', 1, Code.InsufficientFunds, { transactionId: `${round}-b` });
+    expect(await once(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '1.00' })).toMatchObject({ status: 422, body: { error: { code: 'WALLET_REJECTED' } } });
+    const settle = { round_id: round, bet_transaction_id: `${round}-b`, amount: '1.00' };
+    expect(await once(session, 'win', { ...settle, transaction_id: `${round}-w` })).toMatchObject({ status: 409, body: { error: { code: 'BET_NOT_OPEN' } } });
+    const relaunched = await launch(token, player);
+    expect(await once(relaunched, 'refund', { ...settle, transaction_id: `${round}-f` })).toMatchObject({ status: 409, body: { error: { code: 'BET_NOT_OPEN' } } });
+    expect(await once(session, 'win', { ...settle, round_id: `${round}-other`, transaction_id: `${round}-w2` })).toMatchObject({ status: 422, body: { error: { code: 'BET_NOT_FOUND' } } });
+    expect(callsOf('credit')).toHaveLength(0);
+    expect(callsOf('rollback')).toHaveLength(0);
+  }, 30_000);
+
   it('a refund after a win, and a win after a refund, are BET_NOT_OPEN in an open round, with no wallet call', async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

@@ -85,9 +85,17 @@ if kind == 'debit' then
 else
   -- A win or refund names the round's own bet: a refund may stand in for that bet's compensation,
   -- never another's.
-  if bet ~= referenceId or betRound ~= engineRoundId then return {'bet_not_found'} end
-  local betRecord = redis.call('HMGET', betKey, 'state', 'currency')
+  local betRecord = redis.call('HMGET', betKey, 'state', 'currency', 'kind', 'round_id')
   local betState = betRecord[1]
+  if bet ~= referenceId or betRound ~= engineRoundId then
+    -- A bet refused for good gave its round back; it is still this player's bet of this round
+    -- (the same session, or another of the same token): not open, rather than never recorded.
+    if betState == 'failed' and betRecord[3] == 'debit' and betRecord[4] == engineRoundId
+        and redis.call('HGET', betKey, 'token_ref') == redis.call('HGET', sessionKey, 'token_ref') then
+      return {'bet_not_open'}
+    end
+    return {'bet_not_found'}
+  end
   if not betState then return {'bet_not_found'} end
   if betRecord[2] ~= currency then return {'currency_mismatch'} end
   if kind == 'credit' then
