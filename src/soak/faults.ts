@@ -33,6 +33,8 @@ export interface SchedulerOptions {
   /** Worker pauses (SIGSTOP, then SIGCONT after pauseMs): a run stalled past its lock meets the run that replaced it. */
   readonly pauses: number;
   readonly pauseMs: number;
+  /** How long a killed worker's jobs may take to be picked up again (its lock, then the next stall check). */
+  readonly takeoverMs: number;
   readonly redisRestarts: number;
   readonly processes: readonly Killable[];
   readonly redis: Killable | undefined;
@@ -53,6 +55,13 @@ export type WalletFaultKind =
   | 'late-debit'
   | 'terminate-code'
   | 'terminate-unknown';
+
+/** A worker stopped past its job lock: whatever another worker took over meanwhile was taken from it. */
+export interface PauseWindow {
+  readonly worker: string;
+  readonly from: number;
+  readonly to: number;
+}
 
 export interface SchedulerCounts {
   walletFaults: Record<WalletFaultKind, number>;
@@ -102,6 +111,12 @@ export class FaultScheduler {
   private readonly slowOps = new Set<TransactionAction>();
   /** The first failure of a kill or restart: the run cannot be trusted past it. */
   failure: Error | undefined;
+  /**
+   * The pauses, for attributing the jobs taken over during each to it: a pause starts only once a
+   * killed worker's jobs have all been picked up, so nothing else stalls inside a window.
+   */
+  readonly pauseWindows: PauseWindow[] = [];
+  private lastWorkerKillAt = 0;
   /** When the wallet outage began and ended (ms since the epoch), once it has. */
   outage: { startedAt: number; endedAt: number | undefined } | undefined;
   private outageAt: number[];
@@ -241,6 +256,7 @@ export class FaultScheduler {
     const downMs = 200 + Math.floor(this.rng() * 1300);
     this.options.log(`fault: SIGKILL ${victim.name}, restart in ${downMs} ms`);
     await victim.kill();
+    if (victim.pause !== undefined) this.lastWorkerKillAt = Date.now();
     const kind = victim.name.replace(/-\d+$/, '');
     this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
     await new Promise((r) => setTimeout(r, downMs));
@@ -252,6 +268,8 @@ export class FaultScheduler {
     const pausable = this.options.processes.filter((p) => p.pause !== undefined && p.resume !== undefined);
     if (pausable.length === 0) return;
     const victim = this.pick(pausable);
+    const quietAt = this.lastWorkerKillAt + this.options.takeoverMs;
+    if (Date.now() < quietAt) await new Promise((r) => setTimeout(r, quietAt - Date.now()));
     // Catch its runs mid-call: credits and rollbacks answer slowly for a moment, so the worker is
     // paused holding runs whose wallet call is out.
     const slow = Math.round(this.options.walletTimeoutMs * 0.8);
@@ -259,10 +277,12 @@ export class FaultScheduler {
     this.options.faults.latency('rollback', slow);
     await new Promise((r) => setTimeout(r, slow / 2));
     this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
+    const from = Date.now();
     victim.pause?.();
     this.options.faults.latency('credit', 0);
     this.options.faults.latency('rollback', 0);
     await new Promise((r) => setTimeout(r, this.options.pauseMs));
+    this.pauseWindows.push({ worker: victim.name, from, to: Date.now() });
     victim.resume?.();
     this.counts.pauses += 1;
   }
