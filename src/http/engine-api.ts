@@ -20,7 +20,7 @@ const ENGINE_API_PREFIX = '/engine/v1/';
 
 export interface EngineApiDeps {
   readonly engine: Engine;
-  readonly apiKey: string;
+  readonly apiKeys: readonly string[];
   readonly logger: Logger;
   readonly log: RequestLog;
   /** The body deadline; default BODY_TIMEOUT_MS (the contract's 10 s). */
@@ -95,7 +95,7 @@ export function isEngineApiRequest(url: string | undefined): boolean {
 export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, log } = deps;
   const table = routes(deps.engine);
-  const authorized = bearerCheck(deps.apiKey);
+  const authorized = bearerCheck(deps.apiKeys);
 
   async function serve(route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
     const param = decode(raw);
