@@ -104,7 +104,11 @@ export class FaultScheduler {
   private readonly rng: () => number;
   private timer: NodeJS.Timeout | undefined;
   private watcher: NodeJS.Timeout | undefined;
+  /** Kills, Redis restarts and the outage under way: one kill or restart at a time. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** A pause runs beside the kills of gateways, never beside a worker's kill or a Redis restart. */
+  private pausing: Promise<void> | undefined;
+  private redisRestarting = false;
   private readonly killAt: number[];
   private readonly pauseAt: number[];
   private readonly redisAt: number[];
@@ -145,7 +149,10 @@ export class FaultScheduler {
     clearInterval(this.watcher);
     await this.settled();
     for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
-    for (; this.pauseAt.length > 0; this.pauseAt.shift()) await this.settled(this.pauseOne());
+    for (; this.pauseAt.length > 0; this.pauseAt.shift()) {
+      this.trackPause(this.pauseOne());
+      await this.settled();
+    }
     for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
     for (; this.outageAt.length > 0; this.outageAt.shift()) await this.settled(this.walletDown());
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
@@ -163,7 +170,7 @@ export class FaultScheduler {
 
   private async settled(work?: Promise<void>): Promise<void> {
     if (work !== undefined) this.track(work);
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0 || this.pausing !== undefined) await Promise.all([...this.inFlight, this.pausing]);
   }
 
   private pick<T>(items: readonly T[]): T {
@@ -229,11 +236,12 @@ export class FaultScheduler {
       this.killAt.shift();
       this.track(this.killOne());
     }
-    while (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.inFlight.size === 0) {
+    const quiet = !this.redisRestarting && Date.now() >= this.lastWorkerKillAt + this.options.takeoverMs;
+    if (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.pausing === undefined && quiet) {
       this.pauseAt.shift();
-      this.track(this.pauseOne());
+      this.trackPause(this.pauseOne());
     }
-    while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.options.redis) {
+    while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.pausing === undefined && this.options.redis) {
       this.redisAt.shift();
       this.track(this.restartRedis(this.options.redis));
     }
@@ -241,6 +249,16 @@ export class FaultScheduler {
       this.outageAt.shift();
       this.track(this.walletDown());
     }
+  }
+
+  private trackPause(work: Promise<void>): void {
+    this.pausing = work
+      .catch((err: unknown) => {
+        this.failure ??= err instanceof Error ? err : new Error(String(err));
+      })
+      .finally(() => {
+        this.pausing = undefined;
+      });
   }
 
   private track(work: Promise<void>): void {
@@ -252,11 +270,12 @@ export class FaultScheduler {
   }
 
   private async killOne(): Promise<void> {
-    const victim = this.pick(this.options.processes);
+    // While a worker is paused, only gateways are killed: what a worker loses then is the pause's.
+    const victim = this.pick(this.pausing === undefined ? this.options.processes : this.options.processes.filter((p) => p.pause === undefined));
     const downMs = 200 + Math.floor(this.rng() * 1300);
     this.options.log(`fault: SIGKILL ${victim.name}, restart in ${downMs} ms`);
-    await victim.kill();
     if (victim.pause !== undefined) this.lastWorkerKillAt = Date.now();
+    await victim.kill();
     const kind = victim.name.replace(/-\d+$/, '');
     this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
     await new Promise((r) => setTimeout(r, downMs));
@@ -303,9 +322,14 @@ export class FaultScheduler {
   private async restartRedis(redis: Killable): Promise<void> {
     const downMs = 300 + Math.floor(this.rng() * 1200);
     this.options.log(`fault: SIGKILL ${redis.name}, start it again in ${downMs} ms`);
-    await redis.kill();
-    await new Promise((r) => setTimeout(r, downMs));
-    await redis.restart();
+    this.redisRestarting = true;
+    try {
+      await redis.kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await redis.restart();
+    } finally {
+      this.redisRestarting = false;
+    }
     this.counts.redisRestarts += 1;
   }
 }
