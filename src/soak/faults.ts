@@ -109,7 +109,8 @@ export class FaultScheduler {
   /** A pause runs beside the kills of gateways, never beside a worker's kill or a Redis restart. */
   private pausing: Promise<void> | undefined;
   private redisRestarting = false;
-  private readonly killAt: number[];
+  /** Each kill's point of progress and its victim, drawn up front: a worker's kill waits while another worker is paused. */
+  private readonly killAt: { at: number; victim: Killable }[];
   private readonly pauseAt: number[];
   private readonly redisAt: number[];
   private readonly slowOps = new Set<TransactionAction>();
@@ -127,7 +128,7 @@ export class FaultScheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.rng = mulberry32(options.seed ^ 0x5eed);
-    this.killAt = points(options.kills, 0.5);
+    this.killAt = points(options.kills, 0.5).map((at) => ({ at, victim: this.pick(options.processes) }));
     this.pauseAt = points(options.pauses, 0.25);
     this.redisAt = points(options.redisRestarts, 0.75);
     this.outageAt = options.outageSeconds > 0 ? [OUTAGE_AT] : [];
@@ -148,7 +149,7 @@ export class FaultScheduler {
     clearInterval(this.timer);
     clearInterval(this.watcher);
     await this.settled();
-    for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
+    for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne((this.killAt[0] as { victim: Killable }).victim));
     for (; this.pauseAt.length > 0; this.pauseAt.shift()) {
       this.trackPause(this.pauseOne());
       await this.settled();
@@ -232,9 +233,11 @@ export class FaultScheduler {
 
   private checkProgress(): void {
     const done = this.options.progress();
-    while (this.killAt.length > 0 && (this.killAt[0] as number) <= done && this.inFlight.size === 0) {
+    for (let next = this.killAt[0]; next !== undefined && next.at <= done && this.inFlight.size === 0; next = this.killAt[0]) {
+      // What a worker loses during a pause is the pause's: its kill waits until the pause is over.
+      if (this.pausing !== undefined && next.victim.pause !== undefined) break;
       this.killAt.shift();
-      this.track(this.killOne());
+      this.track(this.killOne(next.victim));
     }
     const quiet = !this.redisRestarting && Date.now() >= this.lastWorkerKillAt + this.options.takeoverMs;
     if (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.pausing === undefined && quiet) {
@@ -269,9 +272,7 @@ export class FaultScheduler {
     void p.finally(() => this.inFlight.delete(p));
   }
 
-  private async killOne(): Promise<void> {
-    // While a worker is paused, only gateways are killed: what a worker loses then is the pause's.
-    const victim = this.pick(this.pausing === undefined ? this.options.processes : this.options.processes.filter((p) => p.pause === undefined));
+  private async killOne(victim: Killable): Promise<void> {
     const downMs = 200 + Math.floor(this.rng() * 1300);
     this.options.log(`fault: SIGKILL ${victim.name}, restart in ${downMs} ms`);
     if (victim.pause !== undefined) this.lastWorkerKillAt = Date.now();
