@@ -3,7 +3,7 @@ import { replaceFailedRollback } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { lastOutageFailureAt } from '../src/duties/breaker-policy';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
-import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
+import { afterRetryAttempt, afterTriage, firstTryIsInline, isRefusedForGood, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
@@ -121,7 +121,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         // The last attempt was recorded but its run ended before the record was settled (a crash
         // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
         const outcome = recordedOutcome(record.history.at(-1)!);
-        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
+        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
         return apply(record, next, token);
       }
       // Only a stalled job picked up again can come early; the spec's delay still holds.
@@ -187,8 +187,14 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
-    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
+    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
     return apply(record, next, token);
+  }
+
+  /** An engine refund whose try failed: was its bet refused for good meanwhile (nothing to reverse)? */
+  async function betRefused(record: TransactionRecord, outcome: WalletOutcome): Promise<boolean> {
+    if (outcome.kind === 'ok' || record.kind !== 'rollback' || record.isCompensation || record.referenceTransactionId === null) return false;
+    return isRefusedForGood(await store.get(record.referenceTransactionId, shard));
   }
 
   /**
