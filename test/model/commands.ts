@@ -73,7 +73,7 @@ function sameToken(model: Model, session: number, index: number): number {
   return siblings[index % siblings.length]!;
 }
 
-class Launch implements Cmd {
+export class Launch implements Cmd {
   constructor(readonly player: number, readonly relaunch: number | null) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -96,7 +96,7 @@ class Launch implements Cmd {
   toString = () => `Launch(player ${this.player}${this.relaunch === null ? '' : `, relaunch of token #${this.relaunch}`})`;
 }
 
-class Bet implements Cmd {
+export class Bet implements Cmd {
   constructor(
     readonly session: number,
     readonly amount: number,
@@ -148,7 +148,7 @@ class Bet implements Cmd {
     `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.closes ? ', closes its round' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
-class Settle implements Cmd {
+export class Settle implements Cmd {
   constructor(
     readonly kind: 'credit' | 'rollback',
     readonly session: number,
@@ -204,7 +204,7 @@ class Settle implements Cmd {
     `${this.kind === 'credit' ? 'Win' : 'Refund'}(session #${this.session}, bet #${this.bet}${this.kind === 'credit' ? `, ${WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]}` : ''}${this.roundClosed ? '' : ', round open'}${this.repeat === null ? '' : `, repeat #${this.repeat}`}${this.foreign ? ', any session' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
-class End implements Cmd {
+export class End implements Cmd {
   constructor(readonly session: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -238,7 +238,7 @@ export const BEHAVIOURS: readonly Behaviour[] = [
 
 const behaviourName = (b: Behaviour): string => (b.kind === 'refuse' ? `refuse ${b.code}` : b.kind);
 
-class Wallet implements Cmd {
+export class Wallet implements Cmd {
   constructor(readonly behaviour: Behaviour) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -250,7 +250,7 @@ class Wallet implements Cmd {
   toString = () => `Wallet(${behaviourName(this.behaviour)})`;
 }
 
-class RunJob implements Cmd {
+export class RunJob implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -262,7 +262,7 @@ class RunJob implements Cmd {
   toString = () => `RunJob(#${this.index})`;
 }
 
-class Upkeep implements Cmd {
+export class Upkeep implements Cmd {
   constructor(readonly which: 'sweep' | 'dead-check') {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -274,7 +274,7 @@ class Upkeep implements Cmd {
   toString = () => (this.which === 'sweep' ? 'Sweep' : 'DeadCheck');
 }
 
-class Advance implements Cmd {
+export class Advance implements Cmd {
   constructor(readonly ms: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -286,7 +286,7 @@ class Advance implements Cmd {
 }
 
 /** A process dies while its call is at the wallet (a gateway mid-call, a worker mid-run). */
-class Kill implements Cmd {
+export class Kill implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -304,7 +304,7 @@ class Kill implements Cmd {
  * A worker run stalls past its job lock (SIGSTOP): the clock passes the lock and BullMQ hands the
  * job to another run at once; the stalled run resumes when its wallet answer comes.
  */
-class Stall implements Cmd {
+export class Stall implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -349,7 +349,7 @@ export async function operatorSubject(real: System, record: TransactionRecord): 
   return { target: record, debit: debit?.kind === 'debit' && debit.compensationId === record.transactionId ? debit : undefined };
 }
 
-class Operator implements Cmd {
+export class Operator implements Cmd {
   constructor(readonly action: 'redrive' | 'recheck' | 'resolve', readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {

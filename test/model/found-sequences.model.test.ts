@@ -1,0 +1,20 @@
+import fc from 'fast-check';
+import { Bet, Settle, Wallet } from './commands';
+import { runSequence, withConnections } from './run';
+
+/**
+ * Sequences the money model found, shrunk, kept as they were reported: each runs the real parts
+ * against the scripted wallet, its held calls released oldest first (the counterexample's order),
+ * then the drain and every invariant.
+ */
+const oldestFirst = (): fc.Scheduler => fc.schedulerFor(Array.from({ length: 500 }, (_, i) => i + 1));
+
+it("a refund acknowledged while its bet is at the wallet, the bet then refused for good (34): the refund ends succeeded, nothing reversed, no operator", async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Bet(0, 0, null, false, false),
+      new Settle('rollback', 0, 0, 0, false, null, false, true),
+      new Wallet({ kind: 'refuse', code: 34 }),
+    ]),
+  );
+}, 60_000);
