@@ -149,19 +149,22 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     }
     if (gate.kind === 'trial') return trial(job, record, token);
 
+    // An engine call's inline try still unrecorded past its window was lost with its gateway and may
+    // have reached the wallet: it counts as one unknown try (contract 5.3), as the sweeper counts it.
+    const counted: typeof record = record.attempts === 0 && firstTryIsInline(record) ? { ...record, attempts: 1, history: ['unknown'] } : record;
     // Count the try before it goes out: a crash mid-call still uses up one attempt.
     const started = await store.settle(record, {
       state: 'pending',
       expect: ['pending'],
       // One run starts this attempt: a concurrent run that read the same record loses here.
       expectAttempts: record.attempts,
-      attempts: record.attempts + 1,
-      history: [...record.history, 'unknown'],
+      attempts: counted.attempts + 1,
+      history: [...counted.history, 'unknown'],
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
     if (!started) return 'settled-elsewhere';
-    return attempt(record, token);
+    return attempt(counted, token);
   };
 
   /**
