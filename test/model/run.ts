@@ -101,9 +101,7 @@ function finalView(model: Model, real: System, records: Awaited<ReturnType<Syste
     }),
     players: model.players,
     startBalance: START_BALANCE,
-    // A try whose gateway died mid-call is counted by the sweeper but not by a retry run that goes
-    // on past the inline window (docs/reliability.md, the model's bounds): left out here.
-    callsOf: (op, id) => real.wallet.events.filter((e) => e.op === op && e.transactionId === id && e.behaviour !== 'late-apply' && !e.lostInline).length,
+    callsOf: (op, id) => real.wallet.events.filter((e) => e.op === op && e.transactionId === id && e.behaviour !== 'late-apply').length,
   };
 }
 
