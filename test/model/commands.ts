@@ -217,7 +217,9 @@ export class Settle implements Cmd {
       await real.settle();
       return;
     }
-    const betIndex = this.bet % model.bets.length;
+    // Biased toward the race: a refund picks, every other time, a bet still at the wallet if any is.
+    const atWallet = this.kind === 'rollback' && this.bet % 2 === 0 ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : [])) : [];
+    const betIndex = atWallet.length > 0 ? atWallet[(this.bet >> 1) % atWallet.length]! : this.bet % model.bets.length;
     const bet = model.bets[betIndex]!;
     if (!this.foreign) s = model.sessions[sameToken(model, bet.session, this.session)]!;
     else {
@@ -447,6 +449,7 @@ export const commandArbitraries = [
   bet,
   win,
   win,
+  refund,
   refund,
   index.map((s) => new End(s)),
   wallet,
