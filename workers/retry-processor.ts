@@ -3,7 +3,7 @@ import { replaceFailedRollback } from '../src/duties/compensation';
 import type { RetryJobData } from '../src/duties/queues';
 import { lastOutageFailureAt } from '../src/duties/breaker-policy';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
-import { afterRetryAttempt, afterTriage, firstTryIsInline, type RetryNext, type Triage } from '../src/duties/settlement';
+import { afterRetryAttempt, afterTriage, firstTryIsInline, isRefusedForGood, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
@@ -121,7 +121,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         // The last attempt was recorded but its run ended before the record was settled (a crash
         // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
         const outcome = recordedOutcome(record.history.at(-1)!);
-        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now() });
+        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
         return apply(record, next, token);
       }
       // Only a stalled job picked up again can come early; the spec's delay still holds.
@@ -149,19 +149,22 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     }
     if (gate.kind === 'trial') return trial(job, record, token);
 
+    // An engine call's inline try still unrecorded past its window was lost with its gateway and may
+    // have reached the wallet: it counts as one unknown try (contract 5.3), as the sweeper counts it.
+    const counted: typeof record = record.attempts === 0 && firstTryIsInline(record) ? { ...record, attempts: 1, history: ['unknown'] } : record;
     // Count the try before it goes out: a crash mid-call still uses up one attempt.
     const started = await store.settle(record, {
       state: 'pending',
       expect: ['pending'],
       // One run starts this attempt: a concurrent run that read the same record loses here.
       expectAttempts: record.attempts,
-      attempts: record.attempts + 1,
-      history: [...record.history, 'unknown'],
+      attempts: counted.attempts + 1,
+      history: [...counted.history, 'unknown'],
       inFlightUntil: now() + inFlightMs,
       nextCheckAt: now() + graceMs,
     });
     if (!started) return 'settled-elsewhere';
-    return attempt(record, token);
+    return attempt(counted, token);
   };
 
   /**
@@ -187,8 +190,14 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
     const outcome = await wallet.send(record.walletOperation, record.walletBody);
-    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now() });
+    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
     return apply(record, next, token);
+  }
+
+  /** An engine refund whose try failed: was its bet refused for good meanwhile (nothing to reverse)? */
+  async function betRefused(record: TransactionRecord, outcome: WalletOutcome): Promise<boolean> {
+    if (outcome.kind === 'ok' || record.kind !== 'rollback' || record.isCompensation || record.referenceTransactionId === null) return false;
+    return isRefusedForGood(await store.get(record.referenceTransactionId, shard));
   }
 
   /**

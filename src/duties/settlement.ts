@@ -1,6 +1,6 @@
 import { codedError } from '../lib/error-codes';
 import type { SettleUpdate } from '../store/transactions';
-import type { AttemptLogEntry, TransactionError, TransactionRecord, TransactionState } from '../store/types';
+import { NOTHING_REVERSED_NOTE, type AttemptLogEntry, type TransactionError, type TransactionRecord, type TransactionState } from '../store/types';
 import { Code, codeName, httpStatusForRefusal, mustCompensateDebit, retryClass } from '../wallet/codes';
 import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
@@ -20,6 +20,8 @@ interface AttemptBase {
 
 export interface InlineAttemptInput extends AttemptBase {
   readonly record: Pick<TransactionRecord, 'kind'>;
+  /** An engine refund whose try failed: its bet is refused for good (read by the caller then). */
+  readonly betRefused?: boolean;
 }
 
 export interface RetryAttemptInput extends AttemptBase {
@@ -34,6 +36,8 @@ export interface RetryAttemptInput extends AttemptBase {
   readonly priorHistory: readonly AttemptResult[];
   /** Wallet tries so far, this one included. */
   readonly attempts: number;
+  /** An engine refund whose try failed: its bet is refused for good (read by the caller then). */
+  readonly betRefused?: boolean;
 }
 
 /** Final: succeeded, failed, dead (or a compensation found not needed). */
@@ -156,6 +160,7 @@ export function afterInlineAttempt(input: InlineAttemptInput): InlineNext {
 
   // A refund the bet's compensation was linked to while it was out compensates that bet at once.
   if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, record.kind === 'rollback') };
+  if (record.kind === 'rollback' && input.betRefused === true) return { kind: 'settle', update: nothingToReverse(base) };
   const refused: Settle = { kind: 'settle', update: { ...base, state: 'failed', error: errorFor(outcome), releaseRound: true } };
   if (record.kind === 'debit') {
     if (outcome.kind === 'unknown' || mustCompensateDebit(outcome.code)) {
@@ -187,6 +192,7 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
   const dead = (note: string): SettleUpdate => ({ ...base, state: 'dead', error: errorFor(outcome), note, ...debitState('dead') });
 
   if (outcome.kind === 'ok') return { kind: 'settle', update: succeeded(base, outcome.response.balance, record.kind === 'rollback') };
+  if (record.kind === 'rollback' && !record.isCompensation && input.betRefused === true) return { kind: 'settle', update: nothingToReverse(base) };
 
   const decision = decideRetry(history, input.unit);
   if (decision.retry) {
@@ -226,6 +232,23 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
 }
 
 type AttemptFields = Pick<SettleUpdate, 'expect' | 'attempts' | 'lastWalletCode' | 'history' | 'attempt'>;
+
+/**
+ * A debit the wallet refused for good (or an operator found never applied): it took no money. A
+ * refund refused unsent as not durable is no such refusal: its repeat is claimed afresh.
+ */
+export function isRefusedForGood(debit: Pick<TransactionRecord, 'kind' | 'state' | 'reclaimable'> | undefined): boolean {
+  return debit !== undefined && debit.kind === 'debit' && debit.state === 'failed' && !debit.reclaimable;
+}
+
+/**
+ * An engine refund of a bet refused for good has nothing to reverse, whatever the wallet said of
+ * its rollback: it ends succeeded, saying so (contract 5.3: acknowledged work never ends failed, and
+ * a succeeded record says 1). The store applies it only while the bet is still refused for good.
+ */
+function nothingToReverse(base: AttemptFields): SettleUpdate {
+  return { ...base, state: 'succeeded', lastWalletCode: Code.Success, error: null, note: NOTHING_REVERSED_NOTE, onlyIfBetRefused: true };
+}
 
 function succeeded(base: AttemptFields, balance: string, rollback: boolean): SettleUpdate {
   // The spread last (its keys are others than these): node 20's V8 adds each key written after a

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { compensationFor, compensationRef, replaceFailedRollback } from '../duties/compensation';
-import { afterInlineAttempt, inlineCallWindowMs, LEASE_MARGIN_MS, refusedUnsent } from '../duties/settlement';
+import { afterInlineAttempt, inlineCallWindowMs, isRefusedForGood, LEASE_MARGIN_MS, refusedUnsent } from '../duties/settlement';
 import { exactDecimal } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
@@ -188,13 +188,15 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
 
     const outcome = await wallet.send(p.kind, walletBody, context);
-    const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock() });
+    // A refund whose bet the wallet refused for good meanwhile has nothing to reverse.
+    const betRefused = p.kind === 'rollback' && outcome.kind !== 'ok' && isRefusedForGood(await transactions.get(p.betTransactionId as string, shard));
+    const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock(), betRefused });
 
     switch (next.kind) {
       case 'settle': {
         const refusedRefund = next.update.state === 'failed' && p.kind === 'rollback';
         // For a refused refund, nextCheckAt is when the sweeper looks at a debit it stood in for, in
-        // case the hand-over below is lost with this process (settle-11).
+        // case the hand-over below is lost with this process (settle-14).
         const update = refusedRefund ? { ...next.update, nextCheckAt: clock() + LEASE_MARGIN_MS } : next.update;
         if (!(await transactions.settle(record, update))) return reread(record, lastBalance);
         // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's

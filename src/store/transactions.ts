@@ -7,6 +7,7 @@ import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
 import {
   FINAL_STATES,
+  NOTHING_REVERSED_NOTE,
   type AttemptLogEntry,
   type NewTransaction,
   type Resolution,
@@ -83,6 +84,11 @@ export interface SettleUpdate extends RecordUpdate {
   watchDebit?: { readonly until: number; readonly firstCheckAt: number };
   /** The wallet attempt this update records, for the attempt log (kept while the record is not final). */
   attempt?: AttemptLogEntry;
+  /**
+   * An engine refund's update that applies only while its bet is refused for good (failed, not
+   * reclaimable): checked in the same step, since it says the refund has nothing to reverse.
+   */
+  onlyIfBetRefused?: boolean;
 }
 
 /** An operator's resolution of a dead record (no wallet call). */
@@ -253,7 +259,17 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys,
   ],
 }), { packed: true });
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string }>('settle-11', ({ keys, retentionSeconds, now, record, update, debitTokenRef }) => ({
+/** The round's engine refund a debit refused for good may settle (settle-14), as the caller named it. */
+interface RefundGuess {
+  readonly id: string;
+  readonly tokenRef: string;
+}
+
+/** A debit refused for good: nothing it took, so a dead engine refund of it is settled with it. */
+const refusedForGood = (record: RecordRef, update: SettleUpdate): boolean =>
+  record.referenceTransactionId === null && update.state === 'failed' && update.reclaimable !== true;
+
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string; refund: RefundGuess | undefined }>('settle-14', ({ keys, retentionSeconds, now, record, update, debitTokenRef, refund }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -266,6 +282,9 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.attemptLog(record.transactionId),
     keys.tokenWatch(record.tokenRef),
     keys.tokenPending(debitTokenRef),
+    keys.transaction(refund?.id ?? record.transactionId),
+    keys.attemptLog(refund?.id ?? record.transactionId),
+    keys.tokenPending(refund?.tokenRef ?? record.tokenRef),
   ],
   args: [
     record.transactionId,
@@ -284,6 +303,11 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.attempt === undefined ? '' : encodeAttempt(update.attempt),
     String(ATTEMPT_LOG_CAP),
     debitTokenRef,
+    update.onlyIfBetRefused === true ? '1' : '0',
+    refusedForGood(record, update) ? '1' : '0',
+    refund?.id ?? '',
+    refund?.tokenRef ?? '',
+    NOTHING_REVERSED_NOTE,
     ...updateFields(update, now),
   ],
 }), { packed: true });
@@ -420,9 +444,19 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     async settle(record, update) {
       // The debit a rollback moves holds its own token, usually the rollback's: asked again with
       // the token the script names when it is another (an engine refund made on another token).
-      let reply = await runScript(redis, settleScript, withContext(keysOf(record), { record, update, debitTokenRef: record.tokenRef }));
-      if (Array.isArray(reply)) reply = await runScript(redis, settleScript, withContext(keysOf(record), { record, update, debitTokenRef: String(reply[1]) }));
-      return reply === 1;
+      // A debit refused for good names its round's engine refund, as the script answers it: read,
+      // then asked again (the round's refund is set once, so this settles within a few asks).
+      let debitTokenRef = record.tokenRef;
+      let refund: RefundGuess | undefined;
+      for (let tries = 0; tries < 4; tries += 1) {
+        const reply = await runScript(redis, settleScript, withContext(keysOf(record), { record, update, debitTokenRef, refund }));
+        if (!Array.isArray(reply)) return reply === 1;
+        const [kind, value] = reply as [string, string];
+        if (kind === 'token') debitTokenRef = value;
+        else if (kind === 'refund') refund = { id: value, tokenRef: (await get(value, shardOf(record)))?.tokenRef ?? record.tokenRef };
+        else refund = { id: refund?.id ?? '', tokenRef: value };
+      }
+      throw new Error(`the settle of ${record.transactionId} kept naming other keys`);
     },
 
     async beginCompensation(start) {

@@ -30,6 +30,9 @@ export type TransactionKind = TransactionAction;
 
 export type TransactionState = 'pending' | 'succeeded' | 'failed' | 'compensating' | 'compensated' | 'dead';
 
+/** The note of an engine refund settled with nothing to reverse: its bet never took money. */
+export const NOTHING_REVERSED_NOTE = 'nothing reversed: the wallet refused its bet for good (never applied)';
+
 export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 
 /** Why a record is `failed` or `dead`, or how it was settled; shown to operators. */

@@ -577,6 +577,64 @@ describe('a win or refund follows its bet', () => {
     expect(sim.ledger.balanceOf(player)).toBe(start);
   }, 30_000);
 
+  /**
+   * A refund acknowledged while its bet is still at the wallet, which then refuses the bet for good
+   * (106, held 3 s at the wallet first): the bet never moved money, so the refund has nothing to
+   * reverse. It ends succeeded, saying so, with no rollback applied, no operator, and its token
+   * terminated once its session ends. `workerFirst`: the refund's retries run (and die on 34) while
+   * the bet is still held; else they run only after the bet's refusal.
+   */
+  async function refundOfBetRefusedForGood(workerFirst: boolean): Promise<void> {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player);
+    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
+    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
+    try {
+      if (workerFirst) await runWorker();
+      sim.faults.latency('debit', 3000);
+      sim.faults.failNext('debit', 1, Code.InsufficientFunds, { transactionId: `${round}-b` });
+      const bet = slowClient.send(`/engine/v1/sessions/${session}/bet`, stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('6.00') }), [], 0);
+      // (the call log names the transaction only once the held call is read)
+      await waitFor('the debit at the wallet', async () => callsOf('debit').length > 0);
+      sim.faults.latency('debit', 0);
+      const refund = { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '6.00' };
+      expect(await once(session, 'refund', refund)).toMatchObject({ status: 202 });
+      if (workerFirst) {
+        expect((await finalRecord(`${round}-rf`)).state).toBe('dead');
+        // ended while the dead refund holds the token: the terminate waits for it
+        expect(status(await post(session, 'end', {}))).toBe(202);
+      }
+      expect(status((await bet).reply)).toBe(422);
+      if (!workerFirst) await runWorker();
+      const settled = await waitFor(`${round}-rf succeeded`, async () => {
+        const record = await gateway.parts.transactions.get(`${round}-rf`, gateway.parts.transactions.shardOf({ playerId: player, siteId: '7' }));
+        return record?.state === 'succeeded' ? record : undefined;
+      }, 20_000);
+      expect(settled).toMatchObject({ lastWalletCode: Code.Success, resolution: null, note: expect.stringContaining('nothing reversed') });
+      expect(await client.record(`${round}-b`, 0)).toMatchObject({ state: 'failed' });
+      expect(sim.ledger.appliedCount(`${round}-b`)).toBe(0);
+      expect(sim.ledger.appliedCount(`${round}-rf`)).toBe(0);
+      expect(sim.ledger.balanceOf(player)).toBe(start);
+      // a repeat of the refund gets the stored outcome
+      expect(await once(session, 'refund', refund)).toMatchObject({ status: 200, body: { state: 'succeeded' } });
+      if (!workerFirst) expect(status(await post(session, 'end', {}))).toBe(200);
+      await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
+      expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
+    } finally {
+      await slowClient.close();
+      await slow.close();
+    }
+  }
+
+  it('a refund acknowledged while its bet is at the wallet ends succeeded, nothing reversed, when the wallet then refuses the bet for good', async () => {
+    await refundOfBetRefusedForGood(false);
+  }, 40_000);
+
+  it('a refund that went dead on 34 while its bet was at the wallet is settled, nothing reversed, by the refusal of its bet for good: no operator', async () => {
+    await refundOfBetRefusedForGood(true);
+  }, 40_000);
+
   it("an operator's 'not applied' on a dead compensation re-opens its debit, which is rolled back anew with an id of its own", async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

@@ -15,8 +15,8 @@ import { JOB_LOCK_MS, type System } from './system';
  */
 export interface Model {
   readonly players: readonly string[];
-  readonly tokens: { token: string; player: string }[];
-  readonly sessions: { id: string; token: number; ended: boolean }[];
+  readonly tokens: { token: string; player: string; currency: string }[];
+  readonly sessions: { id: string; token: number; ended: boolean; currency: string }[];
   readonly bets: { readonly id: string; readonly round: string; readonly session: number; amount: string; readonly closes: boolean }[];
   readonly settles: { id: string; kind: 'credit' | 'rollback'; bet: number; round: string; session: number; amount: string; roundClosed: boolean }[];
   readonly sent: Map<string, SentMoney & { told: Told[] }>;
@@ -73,8 +73,12 @@ function sameToken(model: Model, session: number, index: number): number {
   return siblings[index % siblings.length]!;
 }
 
-class Launch implements Cmd {
-  constructor(readonly player: number, readonly relaunch: number | null) {}
+/** The currency bets are placed in; a player's other-currency sessions only send wins and refunds. */
+export const BET_CURRENCY = 'EUR';
+
+export class Launch implements Cmd {
+  /** `currency`: a new token's; another than EUR is a currency-switching relaunch of the player. */
+  constructor(readonly player: number, readonly relaunch: number | null, readonly currency: string = BET_CURRENCY) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
     let tokenIndex: number;
@@ -83,20 +87,52 @@ class Launch implements Cmd {
       count(model, 'relaunch');
     } else {
       model.seq += 1;
-      model.tokens.push({ token: `tok-${model.seq}`, player: model.players[this.player % model.players.length]! });
+      model.tokens.push({ token: `tok-${model.seq}`, player: model.players[this.player % model.players.length]!, currency: this.currency });
       tokenIndex = model.tokens.length - 1;
+      if (this.currency !== BET_CURRENCY) count(model, 'relaunch in another currency');
     }
-    const { token, player } = model.tokens[tokenIndex]!;
+    const { token, player, currency } = model.tokens[tokenIndex]!;
     real.start(`launch ${token}`, async () => {
-      const launched = await real.engine.launch({ token, player_id: player, site_id: '7', currency: 'EUR', game_id: 'slot-1' });
-      if (launched.kind === 'launched') model.sessions.push({ id: launched.sessionId, token: tokenIndex, ended: false });
+      const launched = await real.engine.launch({ token, player_id: player, site_id: '7', currency, game_id: 'slot-1' });
+      if (launched.kind === 'launched') model.sessions.push({ id: launched.sessionId, token: tokenIndex, ended: false, currency });
     });
     await real.settle();
   }
-  toString = () => `Launch(player ${this.player}${this.relaunch === null ? '' : `, relaunch of token #${this.relaunch}`})`;
+  toString = () => `Launch(player ${this.player}${this.relaunch === null ? '' : `, relaunch of token #${this.relaunch}`}${this.currency === BET_CURRENCY ? '' : `, ${this.currency}`})`;
 }
 
-class Bet implements Cmd {
+/** An engine id in the gateway's reserved namespace (compensation ids): 400 naming the field, nothing recorded or sent. */
+export class ReservedId implements Cmd {
+  constructor(readonly route: 'bet' | 'win' | 'refund', readonly upper: boolean, readonly session: number, readonly bet: number) {}
+  check = () => true;
+  async run(model: Model, real: System): Promise<void> {
+    const s = sessionOf(model, this.session);
+    if (s === undefined) return;
+    model.seq += 1;
+    const reserved = `${this.upper ? 'GW' : 'gw'}-${model.seq}`;
+    const named = model.bets.length === 0 ? undefined : model.bets[this.bet % model.bets.length]!;
+    // A win or refund names the reserved id as its own id, or (every other time) as its bet's.
+    const asBet = this.route !== 'bet' && named !== undefined && model.seq % 2 === 0;
+    const field = asBet ? 'bet_transaction_id' : 'transaction_id';
+    const body =
+      this.route === 'bet'
+        ? { round_id: `r${model.seq}`, transaction_id: reserved, amount: jsonNumber('1.00') }
+        : { round_id: named?.round ?? `r${model.seq}`, transaction_id: asBet ? `x${model.seq}` : reserved, bet_transaction_id: asBet ? reserved : (named?.id ?? `b${model.seq}`), amount: jsonNumber('1.00') };
+    count(model, `reserved id refused (${this.route})`);
+    real.start(`${this.route} with a reserved ${field}`, async () => {
+      const answer = await (this.route === 'bet' ? real.engine.bet(s.id, body) : this.route === 'win' ? real.engine.win(s.id, body) : real.engine.refund(s.id, body));
+      const fields = answer.state === 'failed' ? (answer.error.fields ?? []).map((f) => f.field) : [];
+      if (answer.state !== 'failed' || answer.error.code !== 'VALIDATION_FAILED' || !fields.includes(field)) {
+        model.violations.push(`${this.route} with the reserved ${field} ${reserved} was answered ${answer.state === 'failed' ? answer.error.code : answer.state}, not VALIDATION_FAILED naming ${field}`);
+      }
+      if (real.wallet.events.some((e) => e.transactionId === reserved || e.transactionId === body.transaction_id)) model.violations.push(`${this.route} with the reserved ${field} ${reserved} reached the wallet`);
+    });
+    await real.settle();
+  }
+  toString = () => `ReservedId(${this.route}, ${this.upper ? 'GW-' : 'gw-'}, session #${this.session}, bet #${this.bet})`;
+}
+
+export class Bet implements Cmd {
   constructor(
     readonly session: number,
     readonly amount: number,
@@ -107,7 +143,9 @@ class Bet implements Cmd {
   ) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
-    const s = sessionOf(model, this.session);
+    // Bets are placed in EUR sessions only (the balance check reads one currency a player).
+    const eur = model.sessions.filter((x) => x.currency === BET_CURRENCY);
+    const s = eur.length === 0 ? undefined : eur[this.session % eur.length]!;
     if (s === undefined) return;
     count(model, 'bet');
     if (this.repeat !== null && model.bets.length > 0) {
@@ -148,7 +186,7 @@ class Bet implements Cmd {
     `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.closes ? ', closes its round' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
-class Settle implements Cmd {
+export class Settle implements Cmd {
   constructor(
     readonly kind: 'credit' | 'rollback',
     readonly session: number,
@@ -179,9 +217,17 @@ class Settle implements Cmd {
       await real.settle();
       return;
     }
-    const betIndex = this.bet % model.bets.length;
+    // Biased toward the race: a refund picks, every other time, a bet still at the wallet if any is.
+    const atWallet = this.kind === 'rollback' && this.bet % 2 === 0 ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : [])) : [];
+    const betIndex = atWallet.length > 0 ? atWallet[(this.bet >> 1) % atWallet.length]! : this.bet % model.bets.length;
     const bet = model.bets[betIndex]!;
     if (!this.foreign) s = model.sessions[sameToken(model, bet.session, this.session)]!;
+    else {
+      // Mostly "any session" is one of the bet's player in another currency, if one was launched.
+      const player = model.tokens[model.sessions[bet.session]!.token]!.player;
+      const other = model.sessions.filter((x) => x.currency !== model.sessions[bet.session]!.currency && model.tokens[x.token]!.player === player);
+      if (other.length > 0 && (this.session + this.bet) % 3 !== 0) s = other[this.bet % other.length]!;
+    }
     model.seq += 1;
     const id = `${this.kind === 'credit' ? 'w' : 'f'}${model.seq}`;
     const amount = this.kind === 'credit' ? WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]! : bet.amount;
@@ -195,8 +241,13 @@ class Settle implements Cmd {
     if (betAnswer === '' || real.wallet.mayStillApply(bet.id)) count(model, `${word} while its bet is at the wallet`);
     const body = { round_id: bet.round, transaction_id: id, bet_transaction_id: bet.id, amount: jsonNumber(amount), round_closed: this.roundClosed };
     const through = s;
+    const otherCurrency = through.currency !== model.sessions[bet.session]!.currency;
+    if (otherCurrency) count(model, `${word} through a session in another currency`);
     engineCall(model, real, `${word} ${id}`, id, this.prompt, entry, () => call(through.id, body), (t) => {
       if (t.state === 'failed') count(model, `${word} answered ${t.code}`);
+      // Contract 5.2: in another currency than its bet, nothing is taken or sent.
+      if (otherCurrency && t.state !== 'failed') model.violations.push(`${word} ${id} through a ${through.currency} session of an ${model.sessions[bet.session]!.currency} bet was answered ${t.state}`);
+      if (otherCurrency && real.wallet.events.some((e) => e.transactionId === id)) model.violations.push(`${word} ${id} in another currency than its bet reached the wallet`);
     });
     await real.settle();
   }
@@ -204,7 +255,7 @@ class Settle implements Cmd {
     `${this.kind === 'credit' ? 'Win' : 'Refund'}(session #${this.session}, bet #${this.bet}${this.kind === 'credit' ? `, ${WIN_AMOUNTS[this.amount % WIN_AMOUNTS.length]}` : ''}${this.roundClosed ? '' : ', round open'}${this.repeat === null ? '' : `, repeat #${this.repeat}`}${this.foreign ? ', any session' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
-class End implements Cmd {
+export class End implements Cmd {
   constructor(readonly session: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -238,7 +289,7 @@ export const BEHAVIOURS: readonly Behaviour[] = [
 
 const behaviourName = (b: Behaviour): string => (b.kind === 'refuse' ? `refuse ${b.code}` : b.kind);
 
-class Wallet implements Cmd {
+export class Wallet implements Cmd {
   constructor(readonly behaviour: Behaviour) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -250,7 +301,7 @@ class Wallet implements Cmd {
   toString = () => `Wallet(${behaviourName(this.behaviour)})`;
 }
 
-class RunJob implements Cmd {
+export class RunJob implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -262,7 +313,7 @@ class RunJob implements Cmd {
   toString = () => `RunJob(#${this.index})`;
 }
 
-class Upkeep implements Cmd {
+export class Upkeep implements Cmd {
   constructor(readonly which: 'sweep' | 'dead-check') {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -274,7 +325,7 @@ class Upkeep implements Cmd {
   toString = () => (this.which === 'sweep' ? 'Sweep' : 'DeadCheck');
 }
 
-class Advance implements Cmd {
+export class Advance implements Cmd {
   constructor(readonly ms: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -286,7 +337,7 @@ class Advance implements Cmd {
 }
 
 /** A process dies while its call is at the wallet (a gateway mid-call, a worker mid-run). */
-class Kill implements Cmd {
+export class Kill implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -304,11 +355,19 @@ class Kill implements Cmd {
  * A worker run stalls past its job lock (SIGSTOP): the clock passes the lock and BullMQ hands the
  * job to another run at once; the stalled run resumes when its wallet answer comes.
  */
-class Stall implements Cmd {
+export class Stall implements Cmd {
   constructor(readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
-    const runs = real.tasks.filter((t) => t.job !== undefined && !t.done && !t.killed && !t.stalled && t.held > 0);
+    const holding = () => real.tasks.filter((t) => t.job !== undefined && !t.done && !t.killed && !t.stalled && t.held > 0);
+    if (holding().length === 0) {
+      // Biased toward the race it is for: with no run mid-call, a queued retry's run starts first.
+      const retries = (await real.jobs()).filter((j) => j.queue === 'retry');
+      if (retries.length === 0) return;
+      if (real.runJob(retries[this.index % retries.length]!)) count(model, 'worker run');
+      await real.settle();
+    }
+    const runs = holding();
     if (runs.length === 0) return;
     const stalled = runs[this.index % runs.length]!;
     stalled.stalled = true;
@@ -349,7 +408,7 @@ export async function operatorSubject(real: System, record: TransactionRecord): 
   return { target: record, debit: debit?.kind === 'debit' && debit.compensationId === record.transactionId ? debit : undefined };
 }
 
-class Operator implements Cmd {
+export class Operator implements Cmd {
   constructor(readonly action: 'redrive' | 'recheck' | 'resolve', readonly index: number) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -373,20 +432,24 @@ class Operator implements Cmd {
 }
 
 const index = fc.nat({ max: 7 });
-const launch = fc.tuple(fc.nat({ max: 1 }), fc.option(index, { freq: 2 })).map(([p, r]) => new Launch(p, r));
+const launch = fc.tuple(fc.nat({ max: 1 }), fc.option(index, { freq: 2 }), fc.constantFrom(BET_CURRENCY, BET_CURRENCY, 'USD')).map(([p, r, c]) => new Launch(p, r, c));
+const reservedId = fc.tuple(fc.constantFrom('bet' as const, 'win' as const, 'refund' as const), fc.boolean(), index, index).map(([r, u, s, b]) => new ReservedId(r, u, s, b));
 const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
+const sometimes = fc.nat({ max: 2 }).map((n) => n === 0);
 const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean(), rarely).map(([s, a, r, p, c]) => new Bet(s, a, r, p, c));
-const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, a, c, r, p, f]) => new Settle('credit', s, b, a, c, r, p, f));
-const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), rarely).map(([s, b, c, r, p, f]) => new Settle('rollback', s, b, 0, c, r, p, f));
+const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), sometimes).map(([s, b, a, c, r, p, f]) => new Settle('credit', s, b, a, c, r, p, f));
+const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), sometimes).map(([s, b, c, r, p, f]) => new Settle('rollback', s, b, 0, c, r, p, f));
 const wallet = fc.constantFrom(...BEHAVIOURS).map((b) => new Wallet(b));
 
 /** Weighted by repetition (fc.commands picks among these uniformly): engine calls and wallet answers most. */
 export const commandArbitraries = [
   launch,
+  reservedId,
   bet,
   bet,
   win,
   win,
+  refund,
   refund,
   index.map((s) => new End(s)),
   wallet,
@@ -402,8 +465,10 @@ export const commandArbitraries = [
   fc.tuple(fc.constantFrom('redrive' as const, 'recheck' as const, 'resolve' as const), index).map(([a, i]) => new Operator(a, i)),
 ];
 
-/** Every run starts with one launched session per player, so the first commands have something to act on. */
+/** Every run starts with one launched session per player, and one in another currency for the first, so the first commands have something to act on. */
 export async function openingLaunches(model: Model, real: System): Promise<void> {
   for (let player = 0; player < model.players.length; player += 1) await new Launch(player, null).run(model, real);
+  // The first player also plays in another currency: wins and refunds may come through it.
+  await new Launch(0, null, 'USD').run(model, real);
   model.stats.clear();
 }

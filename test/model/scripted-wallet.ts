@@ -44,8 +44,6 @@ export interface WalletEvent {
   readonly op: Operation;
   readonly transactionId: string | undefined;
   readonly behaviour: Behaviour['kind'] | 'late-apply';
-  /** Made by an engine call whose gateway died before the wallet acted on it. */
-  readonly lostInline: boolean;
 }
 
 export const tasks = new AsyncLocalStorage<Task>();
@@ -74,10 +72,10 @@ export class ScriptedWallet implements WalletClient {
 
   call<Op extends Operation>(op: Op, fields: RequestFields[Op]): Promise<WalletOutcome> {
     // A launch's authenticate and a balance read move no money: answered at once.
-    if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }, false));
+    if (op === 'authenticate' || op === 'balance') return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
     const task = tasks.getStore();
     if (task === undefined) throw new Error(`wallet ${op} outside a model task`);
-    if (task.prompt) return Promise.resolve(this.act(op, fields, { kind: 'answer' }, false));
+    if (task.prompt) return Promise.resolve(this.act(op, fields, { kind: 'answer' }));
     task.held += 1;
     const id = (fields as { transaction_id?: string }).transaction_id;
     this.mark(id, 1);
@@ -87,7 +85,7 @@ export class ScriptedWallet implements WalletClient {
       held.expire = () => {
         held.timedOut = true;
         task.held -= 1;
-        this.events.push({ op, transactionId: id, behaviour: 'late', lostInline: task.killed && task.job === undefined });
+        this.events.push({ op, transactionId: id, behaviour: 'late' });
         if (!task.killed) resolve(timeout('the caller gave up at its deadline'));
       };
       this.held.add(held);
@@ -99,7 +97,7 @@ export class ScriptedWallet implements WalletClient {
           if (this.behaviour.kind === 'answer' || this.behaviour.kind === 'drop' || this.behaviour.kind === 'late') this.apply(op, fields);
           return;
         }
-        const outcome = this.act(op, fields, this.behaviour, task.killed && task.job === undefined);
+        const outcome = this.act(op, fields, this.behaviour);
         task.held -= 1;
         // A killed process never reads its answer: its continuation never runs.
         if (!task.killed) resolve(outcome);
@@ -133,14 +131,14 @@ export class ScriptedWallet implements WalletClient {
     return Promise.resolve();
   }
 
-  private act<Op extends Operation>(op: Op, fields: RequestFields[Op], scripted: Behaviour, lostInline: boolean): WalletOutcome {
+  private act<Op extends Operation>(op: Op, fields: RequestFields[Op], scripted: Behaviour): WalletOutcome {
     // A wallet does not lie: a code that means something (34 "not found" to a status question, a
     // final code the gateway takes as "terminated") is only scripted for money calls; a status or
     // terminate meets a plain retry code instead.
     const behaviour: Behaviour = scripted.kind === 'refuse' && (op === 'status' || op === 'terminate') && retryClass(scripted.code) !== 'retry' ? { kind: 'refuse', code: Code.InternalServiceError } : scripted;
     const id = (fields as { transaction_id?: string }).transaction_id;
     const log = (kind: WalletEvent['behaviour']): void => {
-      this.events.push({ op, transactionId: id, behaviour: kind, lostInline });
+      this.events.push({ op, transactionId: id, behaviour: kind });
     };
     switch (behaviour.kind) {
       case 'refuse':

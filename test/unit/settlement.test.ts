@@ -140,6 +140,22 @@ describe('afterRetryAttempt', () => {
   });
 });
 
+describe('an engine refund of a bet refused for good', () => {
+  const nothing = { kind: 'settle', update: { state: 'succeeded', lastWalletCode: 1, error: null, note: expect.stringContaining('nothing reversed'), onlyIfBetRefused: true } };
+
+  it('ends succeeded, nothing reversed, whatever its failed try met (inline or a retry), the store checking the bet in the same step', () => {
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(Code.TransactionNotFound), betRefused: true }))).toMatchObject(nothing);
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: unknown, betRefused: true }))).toMatchObject({ ...nothing, update: { ...nothing.update, attempts: 2 } });
+    expect(afterInlineAttempt(inline({ record: { kind: 'rollback' }, outcome: rejected(Code.TransactionNotFound), betRefused: true }))).toMatchObject(nothing);
+  });
+
+  it('is no rule for a compensation, a credit or a success', () => {
+    expect(afterRetryAttempt(retry({ record: compensation, outcome: rejected(Code.TransactionNotFound), betRefused: true }))).toMatchObject({ kind: 'retry' });
+    expect(afterRetryAttempt(retry({ outcome: rejected(Code.InternalServiceError), betRefused: true }))).toMatchObject({ kind: 'retry' });
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: success('2.00'), betRefused: true }))).toMatchObject({ update: { state: 'succeeded', debitState: 'compensated' } });
+  });
+});
+
 describe('afterTriage', () => {
   const exhausted = afterRetryAttempt(retry({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
   const compensationTriage = exhausted.kind === 'triage' ? exhausted : undefined;

@@ -1,7 +1,7 @@
 --[[
   A worker's retry run, first step: reads the record and, when the run may go straight to its
   wallet attempt, starts that attempt in the same step (one round trip instead of a read and a
-  compare-and-set). The attempt starts exactly as settle-11 starts it for the worker (attempts + 1,
+  compare-and-set). The attempt starts exactly as settle-14 starts it for the worker (attempts + 1,
   the placeholder 'u' in the history, in flight until, the pending index's next check), and only
   when every check the worker makes before an attempt passes with nothing for it to do:
 

@@ -11,6 +11,14 @@
   A compensation that found its debit never applied leaves the debit `compensated` but watched:
   in the re-check index, body kept, until the watch ends (contract 5.4).
 
+  An engine refund of a bet the wallet refused for good has nothing to reverse (the bet never took
+  money). Decided here in both orders, atomically with the bet's state: a refund's own settle may
+  be made "only if its bet is refused for good" (the worker's or gateway's try failed after that
+  refusal), and the bet's refusal itself settles a refund of it that already went dead (its tries
+  met no bet at the wallet while the bet was still out). Either way it ends `succeeded`, noting
+  that nothing was reversed, and gives back what it held. A refund still pending is left to its
+  next try: its call may be at the wallet now, and that try must still be counted.
+
   A final record expires after the retention, but a dead one stays until an operator acted. What
   gets the retention expiry can never be sent again, so its wallet body and its attempt log go in
   the same step; a dead record keeps them for a redrive, the dead-check and the operators, a
@@ -31,6 +39,9 @@
     KEYS[9] the record's attempt log
     KEYS[10] token's watched debits
     KEYS[11] the referenced debit's token's pending set (the record's own token's, as a first guess)
+    KEYS[12] a debit refused for good: its round's engine refund, as the caller read it (the record itself otherwise)
+    KEYS[13] that refund's attempt log (the record's own otherwise)
+    KEYS[14] that refund's token's pending set (the record's own token's otherwise)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   transaction id
@@ -50,21 +61,31 @@
     [14]  the attempt this settle records, as an attempt-log entry ('' = none)
     [15]  the attempt log's cap (entries)
     [16]  the token ref KEYS[11] belongs to
-    [17..] field/value pairs to set (an empty value deletes the field)
+    [17]  '1': applies only while the referenced debit is refused for good (failed, not reclaimable)
+    [18]  '1': this is a debit refused for good; a dead engine refund of it is settled with it
+    [19]  the id of the refund KEYS[12] names ('' = none read)
+    [20]  the token ref KEYS[14] belongs to
+    [21]  the note a refund with nothing to reverse gets
+    [22..] field/value pairs to set (an empty value deletes the field)
 
-  Output: 1 applied, 0 not (missing, or not in an expected state), {'token', ref}: nothing done,
-  the debit this record moves holds another token (KEYS[11] must be that token's pending set)
+  Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not refused for
+  good), and, with nothing done:
+    {'token', ref}   the debit this record moves holds another token (KEYS[11] must be its pending set)
+    {'refund', id}   the round's engine refund is another than [19] (KEYS[12..13] must be its)
+    {'refund_token', ref}   that refund holds another token than [20] (KEYS[14] must be its pending set)
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, sessionKey, debitKey, recheckKey, attemptsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local tokenWatchKey, debitTokenPendingKey = KEYS[10], KEYS[11]
+local refundKey, refundAttemptsKey, refundTokenPendingKey = KEYS[12], KEYS[13], KEYS[14]
 local args = cjson.decode(ARGV[1])
 local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
-local declaredDebitToken = args[16]
-local FIRST_FIELD = 17
+local declaredDebitToken, onlyIfBetRefused, refusedForGood = args[16], args[17] == '1', args[18] == '1'
+local declaredRefund, declaredRefundToken, nothingReversedNote = args[19], args[20], args[21]
+local FIRST_FIELD = 22
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
@@ -84,6 +105,22 @@ if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true)
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
 local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
 if otherToken then return {'token', otherToken} end
+if onlyIfBetRefused and (debitKey == txKey or redis.call('HGET', debitKey, 'kind') ~= 'debit'
+    or redis.call('HGET', debitKey, 'state') ~= 'failed' or redis.call('HGET', debitKey, 'reclaim') == '1') then
+  return 0
+end
+local deadRefund = nil
+if refusedForGood then
+  local round = redis.call('HMGET', roundKey, 'rollback', 'bet')
+  if round[1] and round[2] == id then
+    if round[1] ~= declaredRefund then return {'refund', round[1]} end
+    local refund = redis.call('HMGET', refundKey, 'state', 'reference_id', 'is_compensation', 'token_ref')
+    if refund[1] == 'dead' and refund[2] == id and refund[3] ~= '1' then
+      if refund[4] ~= declaredRefundToken then return {'refund_token', refund[4]} end
+      deadRefund = round[1]
+    end
+  end
+end
 
 setFields(txKey, args, FIRST_FIELD, #args)
 if newState == 'dead' then
@@ -125,6 +162,12 @@ if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debit
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
 moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
+
+if deadRefund then
+  redis.call('HSET', refundKey, 'state', 'succeeded', 'last_code', '1', 'note', nothingReversedNote, 'updated_at', now)
+  redis.call('HDEL', refundKey, 'error')
+  releaseFinal(refundKey, roundKey, pendingKey, refundTokenPendingKey, deadKey, recheckKey, refundAttemptsKey, deadRefund, retentionSeconds)
+end
 
 -- A refund refused for good that stood in for a debit's compensation: the debit's own compensation
 -- takes over right after this settle (replaceFailedRollback). Should that process die first, with

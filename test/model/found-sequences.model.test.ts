@@ -1,0 +1,37 @@
+import fc from 'fast-check';
+import { Advance, Bet, Kill, RunJob, Settle, Wallet } from './commands';
+import { runSequence, withConnections } from './run';
+
+/**
+ * Sequences the money model found, shrunk, kept as they were reported: each runs the real parts
+ * against the scripted wallet, its held calls released oldest first (the counterexample's order),
+ * then the drain and every invariant.
+ */
+const oldestFirst = (): fc.Scheduler => fc.schedulerFor(Array.from({ length: 500 }, (_, i) => i + 1));
+
+it("a refund acknowledged while its bet is at the wallet, the bet then refused for good (34): the refund ends succeeded, nothing reversed, no operator", async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Bet(0, 0, null, false, false),
+      new Settle('rollback', 0, 0, 0, false, null, false, true),
+      new Wallet({ kind: 'refuse', code: 34 }),
+    ]),
+  );
+}, 60_000);
+
+it("a refund linked as its bet's compensation while its inline try was out, that gateway killed: the worker's run past the inline window counts the lost try", async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Bet(0, 0, null, false, false),
+      new Settle('rollback', 0, 0, 0, false, null, false, false),
+      new Kill(1),
+      // the debit applied, its answer lost: refused to the engine, compensated by the refund in the round
+      new Wallet({ kind: 'drop' }),
+      // the dead gateway's rollback reaches the wallet all the same
+      new Wallet({ kind: 'answer' }),
+      new Advance(8_000),
+      new RunJob(0),
+      new Wallet({ kind: 'answer' }),
+    ]),
+  );
+}, 60_000);
