@@ -5,6 +5,7 @@ import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { startTracing } from '../src/observability/tracing';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { shardLayoutFor } from '../src/store/shards';
@@ -78,7 +79,7 @@ export interface RunningWorker {
   deadCheckNow(): Promise<number>;
   /**
    * Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the
-   * metrics port. Once; every step runs even if one fails.
+   * metrics port, and the tracing SDK's flush. Once; every step runs even if one fails.
    */
   close(): Promise<void>;
 }
@@ -98,8 +99,11 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const { config } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const now = deps.now ?? Date.now;
-  // First, so a port already in use stops the start before anything else is opened; closed last,
-  // so the final counts stay scrapable while the jobs in hand finish.
+  // Before every part that makes spans, closed after all of them: a shutdown's spans are flushed.
+  const tracing = await startTracing(config.tracing);
+  closers.defer('tracing', () => tracing.close());
+  // Then, so a port already in use stops the start before anything else is opened; closed last but
+  // tracing, so the final counts stay scrapable while the jobs in hand finish.
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
