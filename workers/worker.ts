@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
-import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, tracedProcessor, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
@@ -90,7 +90,7 @@ export interface RunningWorker {
  * scheduler Redis refused) closes what it had opened and throws.
  */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  const logger = deps.logger ?? createLogger({ level: deps.config.LOG_LEVEL, name: 'worker' });
+  const logger = deps.logger ?? createLogger({ level: deps.config.LOG_LEVEL, name: 'worker', traced: deps.config.tracing !== undefined });
   const closers = createClosers((step, err) => logger.error({ err, step }, 'worker close step failed'));
   return startWith(closers, () => openWorker(deps, logger, closers));
 }
@@ -178,6 +178,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     now,
   });
 
+  const tracedTerminate = tracedProcessor(QUEUE_NAMES.terminate, processTerminate);
+
   const common = { connection: bullmq, ...locks, settings: { backoffStrategy } };
   // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
   // over the shards, so N shards do not multiply what one worker may send at once.
@@ -202,7 +204,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
           heldBack: () => !breaker.allowsCalls(),
           make: () =>
             watched(
-              new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
+              new Worker<RetryJobData>(QUEUE_NAMES.retry, tracedProcessor(QUEUE_NAMES.retry, retryProcessorOf(shard)), {
                 ...common,
                 prefix,
                 concurrency: perShard(config.WORKER_CONCURRENCY),
@@ -213,7 +215,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         },
         {
           queue: queues.shards[shard]!.terminate,
-          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) })),
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, tracedTerminate, { ...common, prefix, concurrency: perShard(10) })),
         },
       ];
     }),

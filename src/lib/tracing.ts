@@ -56,10 +56,13 @@ export function carrierOf(ctx: Context = context.active()): TraceCarrier | undef
   return carrier.traceparent === undefined ? undefined : carrier;
 }
 
-/** The context a carrier names (a new trace's root when it names none). */
-export function contextOf(carrier: Readonly<Record<string, unknown>> | undefined): Context {
+/**
+ * The context a carrier names: request headers or a job's trace field. The W3C propagator checks
+ * the values' format itself; anything it does not accept gives a new trace's root.
+ */
+export function contextOf(carrier: object | undefined): Context {
   if (carrier === undefined) return ROOT_CONTEXT;
-  return propagation.extract(ROOT_CONTEXT, carrier, {
+  return propagation.extract<Readonly<Record<string, unknown>>>(ROOT_CONTEXT, carrier as Readonly<Record<string, unknown>>, {
     keys: (c) => Object.keys(c),
     get: (c, key) => {
       const value = c[key];
@@ -68,17 +71,28 @@ export function contextOf(carrier: Readonly<Record<string, unknown>> | undefined
   });
 }
 
+export interface SpanOptions {
+  readonly kind?: SpanKind;
+  readonly attributes?: Attributes;
+  /** Default: the active context. */
+  readonly parent?: Context;
+  /** A throw this says is expected (control flow) leaves the span's status unset. */
+  readonly expected?: (err: unknown) => boolean;
+}
+
 /**
  * Runs `work` in a new span, a child of `parent` (default: the active context), and ends it when
  * the work settles; a throw marks the span as an error (its message only) and is rethrown.
  */
-export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+export async function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+    const name = err instanceof Error ? err.name : 'error';
+    if (options.expected?.(err) === true) span.setAttribute('error.expected', name);
+    else span.setStatus({ code: SpanStatusCode.ERROR, message: name });
     throw err;
   } finally {
     span.end();

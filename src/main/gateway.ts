@@ -223,7 +223,7 @@ async function start(): Promise<Running> {
     runPrimary(config, createLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
     return primaryExitsByItself;
   }
-  return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
+  return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway', traced: config.tracing !== undefined }));
 }
 
 if (require.main === module) runUntilSignal('gateway', start);
