@@ -17,8 +17,11 @@ import {
  */
 export { SpanKind, SpanStatusCode, context, trace, type Context, type Span };
 
-/** The tracer every span of the gateway and the worker is made with. */
-export const tracer = trace.getTracer('wallet-gateway');
+/**
+ * The tracer every span is made with, asked for per span: a tracer kept from before an SDK was
+ * shut down and another started (a test's second gateway) would still feed the first.
+ */
+const TRACER_NAME = 'wallet-gateway';
 
 /** Span attribute names: what an operator searches a trace by. No token, secret or signature is ever one of them. */
 export const ATTR = {
@@ -86,7 +89,7 @@ export interface SpanOptions {
  */
 export async function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {

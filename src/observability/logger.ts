@@ -61,12 +61,10 @@ export interface LoggerOptions {
   traced?: boolean;
 }
 
-const NO_SPAN = Object.freeze({});
-
-/** The active span's ids, for pino's mixin: lines and traces join on them. */
+/** The active span's ids, for pino's mixin: lines and traces join on them. A new object each time: pino merges the line into it. */
 function traceIds(): object {
   const span = trace.getSpan(context.active());
-  if (span === undefined) return NO_SPAN;
+  if (span === undefined) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }
