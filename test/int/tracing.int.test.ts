@@ -42,7 +42,7 @@ describe.each(TRANSPORTS)('traces over $label to the wallet', ({ tls }) => {
     await gateway.waitForOutput('gateway listening');
     gatewayUrl = `http://127.0.0.1:${port}`;
     // Its spans leave only at its shutdown (a batch delay far beyond the test): what arrives proves the flush.
-    worker = await startWorkerProcess({ ...h.env, ...traced, OTEL_BSP_SCHEDULE_DELAY: '600000' });
+    worker = await startWorkerProcess({ ...h.env, ...traced, OTEL_BSP_SCHEDULE_DELAY: '600000', DEAD_CHECK_INTERVAL_MS: '500' });
     player = await h.newPlayer();
   });
 
@@ -64,6 +64,45 @@ describe.each(TRANSPORTS)('traces over $label to the wallet', ({ tls }) => {
 
   const inTrace = (traceId: string): ReceivedSpan[] => receiver.spans().filter((s) => s.traceId === traceId);
   const walletSpans = (traceId: string, op: string): ReceivedSpan[] => inTrace(traceId).filter((s) => s.kind === KIND.client && s.attributes['wallet.operation'] === op);
+
+  /** The trace id of a traceparent. */
+  const traceOf = (traceparent: string | undefined): string | undefined => traceparent?.split('-')[1];
+
+  it("a refused bet's compensation, a dead win's dead-check and a session's terminate reach the wallet in the trace of the request behind them", async () => {
+    const [betTrace, winTrace, endTrace] = [hex(16), hex(16), hex(16)];
+    const header = (traceId: string): Record<string, string> => ({ traceparent: `00-${traceId}-${hex(8)}-01` });
+
+    // A bet the wallet answers 12 inline: refused to the engine, rolled back by the worker.
+    const refusedId = `b-${randomUUID().slice(0, 30)}`;
+    h.sim.faults.failNext('debit', 1, Code.InternalServiceError, { transactionId: refusedId });
+    const refused = await engineCall('bet', header(betTrace), `{"round_id":"r-${randomUUID().slice(0, 20)}","transaction_id":"${refusedId}","amount":3.00}`);
+    expect(refused.body.state).toBe('failed');
+    const compensation = await waitFor('the compensation at the wallet', () => h.sim.calls().find((c) => c.operation === 'rollback' && c.body?.reference_transaction_id === refusedId), 15_000);
+    expect(traceOf(compensation.traceparent)).toBe(betTrace);
+
+    // A win the wallet never finds (34, four tries): dead; the dead-check then asks wallet status.
+    const roundId = `r-${randomUUID().slice(0, 20)}`;
+    const betId = `b-${randomUUID().slice(0, 30)}`;
+    const winId = `w-${randomUUID().slice(0, 30)}`;
+    expect((await engineCall('bet', {}, `{"round_id":"${roundId}","transaction_id":"${betId}","amount":2.00}`)).status).toBe(200);
+    h.sim.faults.failNext('credit', 50, Code.TransactionNotFound, { transactionId: winId });
+    await engineCall('win', header(winTrace), `{"round_id":"${roundId}","transaction_id":"${winId}","bet_transaction_id":"${betId}","amount":4.00,"round_closed":true}`);
+    await h.inState(winId, 'dead');
+    const asked = await waitFor('the dead-check at the wallet', () => callsFor(h.sim, winId, 'status')[0], 15_000);
+    expect(callsFor(h.sim, winId, 'credit').map((c) => traceOf(c.traceparent))).toEqual([winTrace, winTrace, winTrace, winTrace]);
+    expect(traceOf(asked.traceparent)).toBe(winTrace);
+
+    // Another player's session ended: its token's terminate.
+    const other = await h.newPlayer();
+    const ended = await fetch(`${gatewayUrl}/engine/v1/sessions/${other.session.sessionId}/end`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ENGINE_KEY}`, 'content-type': 'application/json', ...header(endTrace) },
+      body: '{}',
+    });
+    expect(ended.status).toBe(200);
+    const terminate = await waitFor('the terminate at the wallet', () => h.sim.calls().find((c) => c.operation === 'terminate' && c.body?.token === other.fields.token), 15_000);
+    expect(traceOf(terminate.traceparent)).toBe(endTrace);
+  });
 
   it('an engine bet and a win retried once by the worker are both in the engine trace, and the wallet got its traceparent on every call', async () => {
     const traceId = hex(16);
