@@ -78,13 +78,13 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   /** With tracing on, each call is a client span whose context goes to the wallet in traceparent/tracestate. */
   function post(op: Operation, body: string, context: CallContext | undefined): Promise<WalletOutcome> {
     if (!traced) return exchange(op, body, context, undefined, undefined);
-    const attempt = attemptOf(op, context);
+    const tryNumber = attemptOf(op, context);
     const attributes = {
       [ATTR.wallet]: DEFAULT_WALLET,
       [ATTR.operation]: op,
       'server.address': base.host,
       ...(context?.requestId === undefined ? {} : { [ATTR.engineRequestId]: context.requestId }),
-      ...(attempt === undefined ? {} : { [ATTR.attempt]: attempt }),
+      ...(tryNumber === undefined ? {} : { [ATTR.attempt]: tryNumber }),
     };
     return inSpan(`wallet ${op}`, { kind: SpanKind.CLIENT, attributes }, (span) => exchange(op, body, context, span, carrierOf()));
   }
