@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { startTracing } from '../../src/observability/tracing';
 import { carrierOf, contextOf, trace, tracingOn } from '../../src/lib/tracing';
@@ -64,5 +65,19 @@ describe('tracing off', () => {
     expect(carrierOf()).toBeUndefined();
     expect(trace.getSpanContext(contextOf({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }))).toBeUndefined();
     await tracing.close();
+  });
+});
+
+describe('the SDK stays out of a process with tracing off', () => {
+  it('loading the gateway and the worker loads the OpenTelemetry API only, no SDK or exporter module', () => {
+    // A fresh node (jest's module registry is not node's): the gateway's and the worker's whole import graph.
+    const script = [
+      "require('./src/main/gateway'); require('./workers/worker');",
+      "const loaded = Object.keys(require.cache).filter((k) => k.includes('node_modules/@opentelemetry/'));",
+      "console.log(JSON.stringify([...new Set(loaded.map((k) => k.split('node_modules/')[1].split('/').slice(0, 2).join('/')))]));",
+    ].join(' ');
+    const out = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { encoding: 'utf8' });
+    expect(out.stderr).toBe('');
+    expect(JSON.parse(out.stdout)).toEqual(['@opentelemetry/api']);
   });
 });
