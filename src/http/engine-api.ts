@@ -130,25 +130,21 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       return;
     }
     const { route, raw } = found;
-    const handle = async (): Promise<Reply> => {
-      const reply = await serve(route, raw, req, res, { requestId }).catch((err: unknown) => errorReply(thrownToError(err, logger, requestId, path)));
-      answer(reply, route.label);
-      return reply;
-    };
+    const replyTo = (): Promise<Reply> => serve(route, raw, req, res, { requestId }).catch((err: unknown) => errorReply(thrownToError(err, logger, requestId, path)));
     if (!traced) {
-      void handle();
+      void replyTo().then((reply) => answer(reply, route.label));
       return;
     }
     // The engine's trace goes on (its traceparent/tracestate), or a new one starts; every wallet
-    // call, Redis step and job this request causes is under this span.
+    // call, Redis step and job this request causes is under this span, and so is the request's line.
     void inSpan(
       `${req.method ?? 'POST'} ${route.label}`,
       { kind: SpanKind.SERVER, parent: contextOf(req.headers), attributes: { [ATTR.engineRequestId]: requestId, 'http.request.method': req.method ?? '', 'http.route': route.label } },
       async (span) => {
-        const reply = await handle();
+        const reply = await replyTo();
+        answer(reply, route.label);
         span.setAttribute('http.response.status_code', reply.status);
         if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${reply.status}` });
-        return reply;
       },
     );
   };
