@@ -130,9 +130,9 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       return;
     }
     const { route, raw } = found;
-    const replyTo = (): Promise<Reply> => serve(route, raw, req, res, { requestId }).catch((err: unknown) => errorReply(thrownToError(err, logger, requestId, path)));
+    const failed = (err: unknown): Reply => errorReply(thrownToError(err, logger, requestId, path));
     if (!traced) {
-      void replyTo().then((reply) => answer(reply, route.label));
+      void serve(route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label));
       return;
     }
     // The engine's trace goes on (its traceparent/tracestate), or a new one starts; every wallet
@@ -141,7 +141,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       `${req.method ?? 'POST'} ${route.label}`,
       { kind: SpanKind.SERVER, parent: contextOf(req.headers), attributes: { [ATTR.engineRequestId]: requestId, 'http.request.method': req.method ?? '', 'http.route': route.label } },
       async (span) => {
-        const reply = await replyTo();
+        const reply = await serve(route, raw, req, res, { requestId }).catch(failed);
         answer(reply, route.label);
         span.setAttribute('http.response.status_code', reply.status);
         if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${reply.status}` });
