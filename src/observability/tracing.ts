@@ -15,6 +15,9 @@ export interface Tracing {
   close(): Promise<void>;
 }
 
+/** The longest a shutdown waits for the last spans to be exported. */
+const FLUSH_LIMIT_MS = 5_000;
+
 const OFF: Tracing = Object.freeze({ close: async () => undefined });
 
 interface Installed {
@@ -87,7 +90,10 @@ async function install(config: TracingConfig): Promise<Installed> {
   return {
     holders: 0,
     async shutdown() {
-      await sdk.shutdown();
+      // A collector that does not answer must not hold the exit: the flush gets FLUSH_LIMIT_MS.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([sdk.shutdown(), new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_LIMIT_MS)))]);
+      clearTimeout(timer);
       // Unregistered, so a later start in this process (a test's next gateway) can register anew.
       api.trace.disable();
       api.context.disable();
