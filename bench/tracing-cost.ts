@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     const fmt = (values: number[]): string => values.map((v) => v.toFixed(1)).join(', ');
     console.log(`${REQUESTS} bets, ${CONCURRENCY} at a time, node ${process.version}`);
     console.log(`CPU µs per bet, tracing off: ${fmt(figures.off)}`);
-    console.log(`CPU µs per bet, tracing on (5 spans, exported): ${fmt(figures.on)}`);
+    console.log(`CPU µs per bet, tracing on (4 spans, exported): ${fmt(figures.on)}`);
     const added = figures.on.map((on, i) => on - (figures.off[i] as number));
     console.log(`added by tracing: ${fmt(added)} µs per bet; the sink received ${stats.exports} exports, ${stats.bytes} bytes`);
   } finally {
