@@ -81,7 +81,7 @@ function serve(): void {
   });
   const signer = hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING);
   const authorization = basicAuthHeader(config.WALLET_BASIC_USER, config.WALLET_BASIC_PASSWORD);
-  const bearer = `Bearer ${config.ENGINE_API_KEY}`;
+  const bearer = `Bearer ${config.ENGINE_API_KEY[0]}`;
   const walletPrefix = new URL(config.WALLET_BASE_URL).pathname.replace(/\/+$/, '');
   const debitPath = walletPrefix + OPERATION_PATH.debit;
   const balancePath = walletPrefix + OPERATION_PATH.balance;

@@ -17,6 +17,12 @@ const timerMs = positiveInt.max(TIMER_MAX_MS, `must be at most ${TIMER_MAX_MS} (
 /** The wallet deadline also sizes the workers' job lock, 2 × it + 5 s (workers/worker.ts lockSettings): that must fit a timer too. */
 const WALLET_TIMEOUT_MAX_MS = Math.floor((TIMER_MAX_MS - 5_000) / 2);
 const nonEmpty = z.string().min(1);
+/** One key, or two separated by a comma while a key is rotated (both are accepted). */
+const engineKeys = z
+  .string()
+  .regex(/^[^,\s]+(,[^,\s]+)?$/, 'must be one key, or two separated by a comma (a rotation), without spaces')
+  .transform((s) => Object.freeze(s.split(',')) as unknown as EngineKeys) as z.ZodType<EngineKeys, string>;
+export type EngineKeys = readonly [string] | readonly [string, string];
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
   .transform((u) => u.replace(/\/+$/, ''));
@@ -90,7 +96,7 @@ export const DEFAULT_TOKEN_SESSION_CAP = 100;
 
 const gatewayOnly = {
   PORT: port.default(8080),
-  ENGINE_API_KEY: nonEmpty,
+  ENGINE_API_KEY: engineKeys,
   ADMIN_USER: nonEmpty.optional(),
   ADMIN_PASSWORD: nonEmpty.optional(),
   GAME_URL_TEMPLATE: z.string().default('/demo-game?session={session_id}'),

@@ -94,6 +94,11 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     return (await durability.confirmRead(transactions.shardOf(record))) ? answer : failed(errors.notDurable());
   }
 
+  async function betAmountText(betId: string, exactAmount: string, shard: number, given: string): Promise<string> {
+    const bet = await transactions.get(betId, shard);
+    return bet !== undefined && bet.kind === 'debit' && exactDecimal(bet.amount) === exactAmount ? bet.amount : given;
+  }
+
   async function run(sessionId: string, p: Parsed, context: RequestContext): Promise<Answer> {
     // The session's fixed fields only (usually from memory): whether it is still there and open,
     // and its balance, come from the claim below, atomically with the claim itself.
@@ -114,7 +119,10 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
 
     // Added onto the fresh session fields, in the wire's order (a spread with keys after it is
     // node 20's slow path).
-    const base = Object.assign(walletSessionFields(session, config.PROVIDER_ID), { amount: p.amount, round_id: walletRoundId, transaction_id: p.transactionId, round_closed: p.roundClosed });
+    // A refund goes to the wallet with its bet's amount text, byte for byte (the claim holds the two
+    // equal as decimals, so `10` refunds a `10.00` bet, which the wallet is sent as `10.00`).
+    const wireAmount = p.kind === 'rollback' ? await betAmountText(p.betTransactionId as string, exactAmount, shard, p.amount) : p.amount;
+    const base = Object.assign(walletSessionFields(session, config.PROVIDER_ID), { amount: wireAmount, round_id: walletRoundId, transaction_id: p.transactionId, round_closed: p.roundClosed });
     const walletBody =
       p.kind === 'debit'
         ? encodeRequest('debit', base satisfies DebitFields)

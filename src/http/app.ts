@@ -13,7 +13,7 @@ import { sendError, sendJson } from './respond';
 
 export interface AppDeps {
   readonly engine: Engine;
-  readonly engineApiKey: string;
+  readonly engineApiKeys: readonly string[];
   readonly logger: Logger;
   readonly metrics?: Metrics;
   /**
@@ -44,7 +44,7 @@ function logged(log: RequestLog) {
 
 export function createApp(deps: AppDeps): Express {
   const log = requestLog(deps.logger, deps.metrics);
-  const engine = engineApi({ engine: deps.engine, apiKey: deps.engineApiKey, logger: deps.logger, log, bodyTimeoutMs: deps.bodyTimeoutMs });
+  const engine = engineApi({ engine: deps.engine, apiKeys: deps.engineApiKeys, logger: deps.logger, log, bodyTimeoutMs: deps.bodyTimeoutMs });
   const app = express();
   // Nothing here benefits from ETags or the banner; a flat query parser is all /launch needs.
   app.disable('etag');

@@ -8,13 +8,18 @@ const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 export const unauthorized = (): EngineError => codedError('UNAUTHORIZED', { message: 'missing or wrong Bearer key' });
 
 /**
- * `Authorization: Bearer <ENGINE_API_KEY>`. Both sides are hashed first so the comparison takes the
- * same time whatever the length or content of the guess.
+ * `Authorization: Bearer <key>`, any of the engine keys (two during a rotation). Both sides are
+ * hashed first, and the guess is compared with every key, so the check takes the same time
+ * whatever the length or content of the guess, and whichever key it matches.
  */
-export function bearerCheck(apiKey: string): (header: string | undefined) => boolean {
-  const expected = digest(apiKey);
+export function bearerCheck(apiKeys: readonly string[]): (header: string | undefined) => boolean {
+  const expected = apiKeys.map(digest);
   return (header) => {
     const match = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
-    return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
+    if (match?.[1] === undefined) return false;
+    const guess = digest(match[1]);
+    let found = false;
+    for (const key of expected) found = timingSafeEqual(guess, key) || found;
+    return found;
   };
 }

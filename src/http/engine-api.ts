@@ -21,7 +21,7 @@ const ENGINE_API_PREFIX = '/engine/v1/';
 
 export interface EngineApiDeps {
   readonly engine: Engine;
-  readonly apiKey: string;
+  readonly apiKeys: readonly string[];
   readonly logger: Logger;
   readonly log: RequestLog;
   /** The body deadline; default BODY_TIMEOUT_MS (the contract's 10 s). */
@@ -96,7 +96,7 @@ export function isEngineApiRequest(url: string | undefined): boolean {
 export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, log } = deps;
   const table = routes(deps.engine);
-  const authorized = bearerCheck(deps.apiKey);
+  const authorized = bearerCheck(deps.apiKeys);
   // Decided once: with tracing off a request makes no span.
   const traced = tracingOn();
 

@@ -101,7 +101,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
   const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, breaker, transactions, sessions, queues: duties.queues }), ...demoGame];
-  const app = createApp({ engine, engineApiKey: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
+  const app = createApp({ engine, engineApiKeys: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createAppServer(app);

@@ -33,6 +33,8 @@ export interface SchedulerOptions {
   /** Worker pauses (SIGSTOP, then SIGCONT after pauseMs): a run stalled past its lock meets the run that replaced it. */
   readonly pauses: number;
   readonly pauseMs: number;
+  /** How long a killed worker's jobs may take to be picked up again (its lock, then the next stall check). */
+  readonly takeoverMs: number;
   readonly redisRestarts: number;
   readonly processes: readonly Killable[];
   readonly redis: Killable | undefined;
@@ -53,6 +55,13 @@ export type WalletFaultKind =
   | 'late-debit'
   | 'terminate-code'
   | 'terminate-unknown';
+
+/** A worker stopped past its job lock: whatever another worker took over meanwhile was taken from it. */
+export interface PauseWindow {
+  readonly worker: string;
+  readonly from: number;
+  readonly to: number;
+}
 
 export interface SchedulerCounts {
   walletFaults: Record<WalletFaultKind, number>;
@@ -95,20 +104,31 @@ export class FaultScheduler {
   private readonly rng: () => number;
   private timer: NodeJS.Timeout | undefined;
   private watcher: NodeJS.Timeout | undefined;
+  /** Kills, Redis restarts and the outage under way: one kill or restart at a time. */
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly killAt: number[];
+  /** A pause runs beside the kills of gateways, never beside a worker's kill or a Redis restart. */
+  private pausing: Promise<void> | undefined;
+  private redisRestarting = false;
+  /** Each kill's point of progress and its victim, drawn up front: a worker's kill waits while another worker is paused. */
+  private readonly killAt: { at: number; victim: Killable }[];
   private readonly pauseAt: number[];
   private readonly redisAt: number[];
   private readonly slowOps = new Set<TransactionAction>();
   /** The first failure of a kill or restart: the run cannot be trusted past it. */
   failure: Error | undefined;
+  /**
+   * The pauses, for attributing the jobs taken over during each to it: a pause starts only once a
+   * killed worker's jobs have all been picked up, so nothing else stalls inside a window.
+   */
+  readonly pauseWindows: PauseWindow[] = [];
+  private lastWorkerKillAt = 0;
   /** When the wallet outage began and ended (ms since the epoch), once it has. */
   outage: { startedAt: number; endedAt: number | undefined } | undefined;
   private outageAt: number[];
 
   constructor(private readonly options: SchedulerOptions) {
     this.rng = mulberry32(options.seed ^ 0x5eed);
-    this.killAt = points(options.kills, 0.5);
+    this.killAt = points(options.kills, 0.5).map((at) => ({ at, victim: this.pick(options.processes) }));
     this.pauseAt = points(options.pauses, 0.25);
     this.redisAt = points(options.redisRestarts, 0.75);
     this.outageAt = options.outageSeconds > 0 ? [OUTAGE_AT] : [];
@@ -129,8 +149,11 @@ export class FaultScheduler {
     clearInterval(this.timer);
     clearInterval(this.watcher);
     await this.settled();
-    for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne());
-    for (; this.pauseAt.length > 0; this.pauseAt.shift()) await this.settled(this.pauseOne());
+    for (; this.killAt.length > 0; this.killAt.shift()) await this.settled(this.killOne((this.killAt[0] as { victim: Killable }).victim));
+    for (; this.pauseAt.length > 0; this.pauseAt.shift()) {
+      this.trackPause(this.pauseOne());
+      await this.settled();
+    }
     for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
     for (; this.outageAt.length > 0; this.outageAt.shift()) await this.settled(this.walletDown());
     for (const op of this.slowOps) this.options.faults.latency(op, 0);
@@ -148,7 +171,7 @@ export class FaultScheduler {
 
   private async settled(work?: Promise<void>): Promise<void> {
     if (work !== undefined) this.track(work);
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0 || this.pausing !== undefined) await Promise.all([...this.inFlight, this.pausing]);
   }
 
   private pick<T>(items: readonly T[]): T {
@@ -210,15 +233,18 @@ export class FaultScheduler {
 
   private checkProgress(): void {
     const done = this.options.progress();
-    while (this.killAt.length > 0 && (this.killAt[0] as number) <= done && this.inFlight.size === 0) {
+    for (let next = this.killAt[0]; next !== undefined && next.at <= done && this.inFlight.size === 0; next = this.killAt[0]) {
+      // What a worker loses during a pause is the pause's: its kill waits until the pause is over.
+      if (this.pausing !== undefined && next.victim.pause !== undefined) break;
       this.killAt.shift();
-      this.track(this.killOne());
+      this.track(this.killOne(next.victim));
     }
-    while (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.inFlight.size === 0) {
+    const quiet = !this.redisRestarting && Date.now() >= this.lastWorkerKillAt + this.options.takeoverMs;
+    if (this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done && this.pausing === undefined && quiet) {
       this.pauseAt.shift();
-      this.track(this.pauseOne());
+      this.trackPause(this.pauseOne());
     }
-    while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.options.redis) {
+    while (this.redisAt.length > 0 && (this.redisAt[0] as number) <= done && this.inFlight.size === 0 && this.pausing === undefined && this.options.redis) {
       this.redisAt.shift();
       this.track(this.restartRedis(this.options.redis));
     }
@@ -226,6 +252,16 @@ export class FaultScheduler {
       this.outageAt.shift();
       this.track(this.walletDown());
     }
+  }
+
+  private trackPause(work: Promise<void>): void {
+    this.pausing = work
+      .catch((err: unknown) => {
+        this.failure ??= err instanceof Error ? err : new Error(String(err));
+      })
+      .finally(() => {
+        this.pausing = undefined;
+      });
   }
 
   private track(work: Promise<void>): void {
@@ -236,10 +272,10 @@ export class FaultScheduler {
     void p.finally(() => this.inFlight.delete(p));
   }
 
-  private async killOne(): Promise<void> {
-    const victim = this.pick(this.options.processes);
+  private async killOne(victim: Killable): Promise<void> {
     const downMs = 200 + Math.floor(this.rng() * 1300);
     this.options.log(`fault: SIGKILL ${victim.name}, restart in ${downMs} ms`);
+    if (victim.pause !== undefined) this.lastWorkerKillAt = Date.now();
     await victim.kill();
     const kind = victim.name.replace(/-\d+$/, '');
     this.counts.kills[kind] = (this.counts.kills[kind] ?? 0) + 1;
@@ -252,6 +288,8 @@ export class FaultScheduler {
     const pausable = this.options.processes.filter((p) => p.pause !== undefined && p.resume !== undefined);
     if (pausable.length === 0) return;
     const victim = this.pick(pausable);
+    const quietAt = this.lastWorkerKillAt + this.options.takeoverMs;
+    if (Date.now() < quietAt) await new Promise((r) => setTimeout(r, quietAt - Date.now()));
     // Catch its runs mid-call: credits and rollbacks answer slowly for a moment, so the worker is
     // paused holding runs whose wallet call is out.
     const slow = Math.round(this.options.walletTimeoutMs * 0.8);
@@ -259,10 +297,12 @@ export class FaultScheduler {
     this.options.faults.latency('rollback', slow);
     await new Promise((r) => setTimeout(r, slow / 2));
     this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
+    const from = Date.now();
     victim.pause?.();
     this.options.faults.latency('credit', 0);
     this.options.faults.latency('rollback', 0);
     await new Promise((r) => setTimeout(r, this.options.pauseMs));
+    this.pauseWindows.push({ worker: victim.name, from, to: Date.now() });
     victim.resume?.();
     this.counts.pauses += 1;
   }
@@ -283,9 +323,14 @@ export class FaultScheduler {
   private async restartRedis(redis: Killable): Promise<void> {
     const downMs = 300 + Math.floor(this.rng() * 1200);
     this.options.log(`fault: SIGKILL ${redis.name}, start it again in ${downMs} ms`);
-    await redis.kill();
-    await new Promise((r) => setTimeout(r, downMs));
-    await redis.restart();
+    this.redisRestarting = true;
+    try {
+      await redis.kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await redis.restart();
+    } finally {
+      this.redisRestarting = false;
+    }
     this.counts.redisRestarts += 1;
   }
 }

@@ -84,7 +84,8 @@ export interface SessionEnd {
  * - `refund-win-pair`: a win and a refund of one bet in an open round, either first (contract 5.2);
  * - `relaunch-repeat`: a call repeated byte for byte through a relaunched session (contract 5.1);
  * - `operator-resolution`: the run's operator resolves a dead compensation after checking the wallet (contract 5.4);
- * - `currency-relaunch`: the player launched on a token in another currency refunds and wins the bet through it (contract 5.2).
+ * - `currency-relaunch`: the player launched on a token in another currency refunds and wins the bet through it (contract 5.2);
+ * - `worker-paused-past-lock`: a job taken over from a worker paused past its lock, whose stalled run then went on (contract 5.3).
  */
 export type InterleavingKind =
   | 'end-while-win-pending'
@@ -95,7 +96,8 @@ export type InterleavingKind =
   | 'refund-win-pair'
   | 'relaunch-repeat'
   | 'operator-resolution'
-  | 'currency-relaunch';
+  | 'currency-relaunch'
+  | 'worker-paused-past-lock';
 
 export interface Interleaving {
   readonly kind: InterleavingKind;

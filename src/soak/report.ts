@@ -56,6 +56,7 @@ const INTERLEAVINGS: readonly InterleavingKind[] = [
   'relaunch-repeat',
   'operator-resolution',
   'currency-relaunch',
+  'worker-paused-past-lock',
 ];
 
 function kv(record: Readonly<Record<string, string | number | boolean>>): string {

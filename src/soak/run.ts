@@ -8,7 +8,7 @@ import { compensationTransactionId } from '../duties/compensation-id';
 import { STALLED_LINE, lockSettings } from '../../workers/worker';
 import { reconcile, verdictOf, type RecordView, type Reconciliation } from './checker';
 import { EngineClient } from './engine-client';
-import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable } from './faults';
+import { FaultScheduler, LATE_DEBIT_DEADLINES, type Killable, type PauseWindow } from './faults';
 import { isAccepted, type EngineHistory, type Interleaving } from './history';
 import { Child, baseEnv, tsEntry } from '../lib/child';
 import { freePort } from '../lib/free-port';
@@ -127,15 +127,44 @@ async function resolveDeadCompensations(client: EngineClient, sim: RunningSimula
   return met;
 }
 
-/** The workers' own count of jobs they took over from a worker that stopped renewing its lock (their `stalled` log lines). */
-function stalledJobs(runDir: string, workers: number): number {
-  let count = 0;
+/** A job one worker took over from another that stopped renewing its lock (the taker's `stalled` log line). */
+interface Takeover {
+  readonly at: number;
+  /** The job's transaction, or the token ref of a terminate job. */
+  readonly subject: string;
+  readonly kind: 'transaction' | 'terminate';
+}
+
+/** The workers' own lines for the jobs they took over, from their logs. */
+function takeovers(runDir: string, workers: number): Takeover[] {
+  const found: Takeover[] = [];
   for (let i = 1; i <= workers; i += 1) {
     const file = join(runDir, `worker-${i}.log`);
     if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, 'utf8').split('\n')) if (line.includes(STALLED_LINE)) count += 1;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.includes(STALLED_LINE)) continue;
+      const entry = JSON.parse(line) as { time: number; transaction_id?: string; token_ref?: string };
+      found.push(entry.transaction_id === undefined ? { at: entry.time, subject: entry.token_ref ?? '?', kind: 'terminate' } : { at: entry.time, subject: entry.transaction_id, kind: 'transaction' });
+    }
   }
-  return count;
+  return found;
+}
+
+/**
+ * The jobs taken over while their worker was paused past its lock (contract 5.3): each stalled run
+ * came back after its replacement had started, and the record's final state shows which run won.
+ */
+function pausedWorkerTakeovers(found: readonly Takeover[], windows: readonly PauseWindow[], records: ReadonlyMap<string, RecordView | null>): Interleaving[] {
+  const compensations = new Map([...records.values()].flatMap((view) => (view?.compensation ? [[view.compensation.transaction_id, view.compensation.state] as const] : [])));
+  const finalState = (t: Takeover): string => {
+    if (t.kind === 'terminate') return 'terminate';
+    if (isReservedId(t.subject)) return `compensation ${compensations.get(t.subject) ?? 'unknown'}`;
+    const view = records.get(t.subject);
+    return `win or refund ${view === undefined ? 'unknown' : view === null ? 'gone' : view.state}`;
+  };
+  return found
+    .filter((t) => windows.some((w) => t.at >= w.from && t.at <= w.to))
+    .map((t) => ({ kind: 'worker-paused-past-lock', playerId: '', sessionId: '', transactionId: t.kind === 'transaction' ? t.subject : null, outcome: `taken over, then ${finalState(t)}` }));
 }
 
 function isFinal(view: RecordView | null | undefined): boolean {
@@ -355,6 +384,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
           pauses: o.pauses,
           // Past the job lock, and past the next stall check that hands its jobs to another run.
           pauseMs: 2 * lockSettings(o.walletTimeoutMs).lockDuration + 2_000,
+          takeoverMs: 2 * lockSettings(o.walletTimeoutMs).lockDuration,
           redisRestarts: o.redisRestarts,
           processes: killables,
           redis: o.redisRestarts > 0 ? redis.fault : undefined,
@@ -428,6 +458,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       slowBets: arranged.slowBets,
       deadCompensations: arranged.deadCompensationBets.size,
     };
+    const allTakeovers = takeovers(runDir, o.workers);
+    const pausedTakeovers = pausedWorkerTakeovers(allTakeovers, scheduler?.pauseWindows ?? [], records);
     const lines = renderReport({
       title: o.title,
       seed: o.seed,
@@ -450,7 +482,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'session ttl s': sessionTtlSeconds(o),
       },
       script: engine.counts,
-      interleavings: [...history.interleavings, ...resolutions],
+      interleavings: [...history.interleavings, ...resolutions, ...pausedTakeovers],
       resends: client.resends,
       walletFaults,
       faultsMet,
@@ -481,7 +513,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     if (o.pauses > 0 || o.kills > 0) {
       // The runs a paused or killed worker held: each was picked up again by another run (contract 5.3).
-      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock (paused or killed): ${stalledJobs(runDir, o.workers)}`);
+      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock: ${allTakeovers.length} (${pausedTakeovers.length} while it was paused, the rest after kills)`);
     }
     if (operator.dead > 0) {
       const still = [...records.values()].filter(isDead).length;

@@ -15,7 +15,7 @@ it('keeps every acknowledged win and compensation through kills, a worker paused
   expect(run.stdout).toMatch(/^kills: 2 /m);
   expect(run.stdout).toMatch(/redis restarts: 1, worker pauses past the lock: 1$/m);
   expect(run.stdout).toMatch(
-    /^interleavings met: end-while-win-pending \d+, end-while-win-in-flight \d+, end-older-session \d+, foreign-refund \d+, win-before-bet-answer \d+, refund-win-pair \d+, relaunch-repeat \d+, operator-resolution \d+, currency-relaunch \d+$/m,
+    /^interleavings met: end-while-win-pending \d+, end-while-win-in-flight \d+, end-older-session \d+, foreign-refund \d+, win-before-bet-answer \d+, refund-win-pair \d+, relaunch-repeat \d+, operator-resolution \d+, currency-relaunch \d+, worker-paused-past-lock \d+$/m,
   );
   const tokens = /tokens terminated (\d+) of (\d+)/.exec(run.stdout);
   // On failure, the checker's findings (a token not terminated with what holds it, a record not final…).

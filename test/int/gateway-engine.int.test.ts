@@ -189,6 +189,21 @@ describe('contract error codes', () => {
     }
   });
 
+  it('during a key rotation (ENGINE_API_KEY "old,new") both keys are accepted and any other is UNAUTHORIZED', async () => {
+    const rotating = await startHarness({ label: 'gw-engine-rotation', env: { ENGINE_API_KEY: `${API_KEY}-old,${API_KEY}-new` } });
+    try {
+      const { sessionId, token } = await launch(rotating);
+      tokens.push(token);
+      const balance = (key: string) => request(rotating.url).post(`/engine/v1/sessions/${sessionId}/balance`).set('Authorization', `Bearer ${key}`).send('{}');
+      expect((await balance(`${API_KEY}-old`)).status).toBe(200);
+      expect((await balance(`${API_KEY}-new`)).status).toBe(200);
+      for (const key of [API_KEY, `${API_KEY}-old,${API_KEY}-new`, `${API_KEY}-newer`]) expect((await balance(key)).status).toBe(401);
+      expect(rotating.sim.walletCalls().filter((c) => c.operation === 'balance')).toHaveLength(2);
+    } finally {
+      await rotating.close();
+    }
+  });
+
   it('PAYLOAD_TOO_LARGE over 16 KiB', async () => {
     const { sessionId } = await session();
     const res = await post(`/sessions/${sessionId}/bet`, JSON.stringify({ round_id: 'x'.repeat(17 * 1024) }));

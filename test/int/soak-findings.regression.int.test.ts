@@ -539,9 +539,10 @@ describe('a win or refund follows its bet', () => {
     expect(await post(launched.sessionId, 'win', { ...refund, transaction_id: `${round}-w` })).toMatchObject({ status: 422, code: 'CURRENCY_MISMATCH' });
     expect(callsOf('rollback')).toHaveLength(0);
     expect(callsOf('credit')).toHaveLength(0);
-    // the bet's own currency, as an exact decimal: taken
+    // the bet's own currency, as an exact decimal: taken, and sent with the bet's amount byte for byte
     expect(status(await post(eur, 'refund', { ...refund, amount: '10' }))).toBe(200);
     expect(sim.ledger.transaction(`${round}-b`)).toMatchObject({ rolledBack: true });
+    expect(callsOf('rollback', `${round}-rf`).map((c) => /"amount":([0-9.]+)/.exec(c.rawBody)?.[1])).toEqual(['10.00']);
   }, 30_000);
 
   it('a bet or win repeated byte for byte through a relaunched session of the same token returns the stored outcome', async () => {

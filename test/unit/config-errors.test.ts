@@ -58,6 +58,16 @@ describe('configuration errors', () => {
     expect(messageOf(() => loadGatewayConfig({ ...valid, TOKEN_LAUNCHES_PER_MINUTE: 'many' }))).toContain('TOKEN_LAUNCHES_PER_MINUTE: ');
   });
 
+  it('ENGINE_API_KEY takes one key, or two separated by a comma during a rotation; anything else is refused, no key echoed', () => {
+    expect(loadGatewayConfig(valid).ENGINE_API_KEY).toEqual(['engine-value-3']);
+    expect(loadGatewayConfig({ ...valid, ENGINE_API_KEY: 'old-key-1,new-key-2' }).ENGINE_API_KEY).toEqual(['old-key-1', 'new-key-2']);
+    for (const value of ['old-key-1,new-key-2,third-key-3', 'old-key-1,', ',new-key-2', 'old-key-1, new-key-2']) {
+      const message = messageOf(() => loadGatewayConfig({ ...valid, ENGINE_API_KEY: value }));
+      expect(message).toContain('ENGINE_API_KEY: must be one key, or two separated by a comma');
+      for (const key of ['old-key-1', 'new-key-2', 'third-key-3']) expect(message).not.toContain(key);
+    }
+  });
+
   it('says what is wrong with a URL and which variables are missing', () => {
     expect(messageOf(() => loadGatewayConfig({ ...valid, WALLET_BASE_URL: 'ftp://u:secret@x' }))).toContain('WALLET_BASE_URL: must be an http:// or https:// URL');
     const missing = messageOf(() => loadGatewayConfig({ PROVIDER_ID: '1' }));
