@@ -193,6 +193,19 @@ describe.each(TRANSPORTS)('traces over $label to the wallet', ({ tls }) => {
     expect(settledLine?.trace_id).toBe(traceId);
     expect(spans.map((s) => s.spanId)).toContain(settledLine?.span_id);
 
+    // The gateway's lines of the win: the request's line in its server span, the wallet call's in
+    // the client span of the inline try.
+    type Line = { msg?: string; request_id?: string; requestId?: string; trace_id?: string; span_id?: string };
+    const gatewayLines = (): Line[] =>
+      gateway
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes(`win-${winId}`))
+        .map((line) => JSON.parse(line) as Line);
+    const requestLine = await waitFor('the win request line', () => gatewayLines().find((l) => l.msg === 'request completed'), 10_000);
+    expect(requestLine).toMatchObject({ trace_id: traceId, span_id: winServer!.spanId });
+    expect(gatewayLines().find((l) => l.msg === 'wallet call')).toMatchObject({ trace_id: traceId, span_id: inline.spanId });
+
     // No token, secret, signature or Authorization in anything exported.
     const exported = receiver.bodies().join('\n').toLowerCase();
     const basic = Buffer.from(`${WALLET_USER}:${WALLET_PASSWORD}`).toString('base64').toLowerCase();
