@@ -226,3 +226,55 @@ describe.each(TRANSPORTS)('traces over $label to the wallet', ({ tls }) => {
     expect(call!.tracestate).toBeUndefined();
   });
 });
+
+describe('traces exported as http/protobuf (the default protocol)', () => {
+  let receiver: OtlpReceiver;
+  let h: Harness;
+  let gateway: Child;
+  let gatewayUrl: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    h = await startHarness({ label: 'trace-pb' });
+    const port = await freePort();
+    gateway = await spawnEntry('src/main/gateway.ts', {
+      ...h.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      PORT: String(port),
+      ENGINE_API_KEY: ENGINE_KEY,
+      GATEWAY_PROCESSES: '1',
+      LOG_LEVEL: 'info',
+    });
+    await gateway.waitForOutput('gateway listening');
+    gatewayUrl = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await h?.close();
+    await receiver?.close();
+  });
+
+  it("a bet's spans reach the collector as protobuf, in the engine's trace, with no token in them", async () => {
+    const player = await h.newPlayer();
+    const traceId = hex(16);
+    const betId = `b-${randomUUID().slice(0, 30)}`;
+    const res = await fetch(`${gatewayUrl}/engine/v1/sessions/${player.session.sessionId}/bet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ENGINE_KEY}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: `{"round_id":"r-${randomUUID().slice(0, 20)}","transaction_id":"${betId}","amount":1.00}`,
+    });
+    expect(res.status).toBe(200);
+    const [call] = callsFor(h.sim, betId);
+    expect(call?.traceparent?.split('-')[1]).toBe(traceId);
+    const exported = await waitFor('the bet in a protobuf export', () => {
+      const all = Buffer.concat(receiver.protobufBodies());
+      return all.includes(Buffer.from(betId)) ? all : undefined;
+    }, 10_000);
+    expect(receiver.bodies()).toEqual([]);
+    expect(exported.includes(Buffer.from(traceId, 'hex'))).toBe(true);
+    expect(exported.includes(Buffer.from('wallet debit'))).toBe(true);
+    for (const secret of [player.fields.token, WALLET_PASSWORD, WALLET_SECRET, ENGINE_KEY]) expect(exported.includes(Buffer.from(secret))).toBe(false);
+  });
+});

@@ -17,8 +17,10 @@ export interface OtlpReceiver {
   /** OTEL_EXPORTER_OTLP_ENDPOINT for it (the exporter adds /v1/traces). */
   readonly endpoint: string;
   spans(): ReceivedSpan[];
-  /** Every request body as received, for what must never be in one. */
+  /** Every http/json request body as received, for what must never be in one. */
   bodies(): string[];
+  /** Every http/protobuf request body, undecoded: ids travel there as raw bytes, names as UTF-8. */
+  protobufBodies(): Buffer[];
   close(): Promise<void>;
 }
 
@@ -51,18 +53,29 @@ function flatten(attributes: OtlpAttribute[] | undefined): Record<string, string
 }
 
 /**
- * A small in-process OTLP/HTTP receiver: POST /v1/traces in http/json, answered 200 with an empty
- * partial-success body, as a collector does.
+ * A small in-process OTLP/HTTP receiver: POST /v1/traces in http/json (decoded into spans) or
+ * http/protobuf (kept as bytes), answered 200 with an empty response, as a collector does.
  */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
   const bodies: string[] = [];
+  const protobufBodies: Buffer[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
         res.writeHead(404).end();
+        return;
+      }
+      if (req.headers['content-type'] === 'application/x-protobuf') {
+        protobufBodies.push(Buffer.concat(chunks));
+        // An empty ExportTraceServiceResponse.
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        return;
+      }
+      if (!String(req.headers['content-type']).startsWith('application/json')) {
+        res.writeHead(415).end();
         return;
       }
       const text = Buffer.concat(chunks).toString('utf8');
@@ -94,6 +107,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...received],
     bodies: () => [...bodies],
+    protobufBodies: () => [...protobufBodies],
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
