@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 export const PARTS = ['direct', 'reference', 'gateway', 'worker', 'tls'] as const;
 export type Part = (typeof PARTS)[number];
 
-/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--alloc] [--only PARTS] [--processes N] [--no-build] [--verbose]` */
+/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--alloc] [--only PARTS] [--processes N] [--tracing] [--no-build] [--verbose]` */
 export interface BenchOptions {
   readonly connections: number;
   /** Seconds of measured load per case. */
@@ -32,6 +32,8 @@ export interface BenchOptions {
   /** Keep the gateway's stdout (its logs) for a failed start. */
   readonly verbose: boolean;
   readonly logLevel: string;
+  /** Tracing on in the gateway and the worker: every request sampled, exported over OTLP/HTTP to a sink process. */
+  readonly tracing: boolean;
 }
 
 const USAGE = `usage: npm run bench -- [options]
@@ -47,6 +49,8 @@ const USAGE = `usage: npm run bench -- [options]
   --only LIST       comma-separated parts to run, of ${PARTS.join(', ')} (default all; worker needs gateway)
   --processes N     gateway / reference server processes (default: available cores)
   --log-level L     gateway LOG_LEVEL (default info: the logging cost is part of the product)
+  --tracing         tracing on in the gateway and the worker (OTLP http/protobuf, every request
+                    sampled) to a sink process: the cost of tracing; the report is written as -tracing
   --no-build        use dist/ as it is (default: npm run build first)
   --verbose         keep the gateway's stdout for error reports`;
 
@@ -72,6 +76,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'log-level': { type: 'string', default: 'info' },
       'no-build': { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -99,5 +104,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     build: !values['no-build'],
     verbose: values.verbose,
     logLevel: values['log-level'],
+    tracing: values.tracing,
   };
 }

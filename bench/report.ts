@@ -214,7 +214,7 @@ export function render(r: BenchReport): string {
     `wallet gateway bench — ${r.date}, git ${r.git.sha}${r.git.dirty ? ' (dirty tree)' : ''}, ${r.machine.cpus} cores, node ${r.machine.node}, ` +
       `load average at start ${r.machine.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}`,
   );
-  out.push(`${r.options.connections} connections, ${r.options.duration} s per case, ${r.options.processes} gateway/reference processes${r.options.quick ? ', QUICK' : ''}`);
+  out.push(`${r.options.connections} connections, ${r.options.duration} s per case, ${r.options.processes} gateway/reference processes${r.options.quick ? ', QUICK' : ''}${r.options.tracing ? ', TRACING ON (gateway and worker, every request sampled, OTLP http/protobuf to a sink)' : ''}`);
   out.push('');
   out.push(
     table(
@@ -372,7 +372,7 @@ function renderProfiles(gateway: ProfileSummary, reference: ProfileSummary | und
 
 export function writeReport(r: BenchReport, dir: string): string {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${r.date.replace(/[:.]/g, '-')}-${r.git.sha}.json`);
+  const file = join(dir, `${r.date.replace(/[:.]/g, '-')}-${r.git.sha}${r.options.tracing ? '-tracing' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
   return file;
 }

@@ -311,7 +311,19 @@ function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, opt
     RETRY_DELAY_UNIT: 'ms',
     LOG_LEVEL: options.logLevel,
     NODE_ENV: 'production',
+    ...(otlpSinkUrl === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'always_on' }),
   };
+}
+
+/** With --tracing: the OTLP sink every gateway and worker of the run exports to (bench/otlp-sink.ts). */
+let otlpSinkUrl: string | undefined;
+
+async function startOtlpSink(options: BenchOptions): Promise<string> {
+  const port = await freePort();
+  const s = await service('otlp sink', ['--import', 'tsx', 'bench/otlp-sink.ts'], { OTLP_SINK_PORT: String(port) }, options);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('otlp sink', async () => (await http('GET', `${url}/stats`)).status === 200, START_TIMEOUT_MS, watching(s));
+  return url;
 }
 
 interface Reference {
@@ -805,6 +817,7 @@ async function main(): Promise<void> {
   const redis = await RedisServer.start();
   onCleanup(() => redis.stop());
   const sim = await startSim(options);
+  if (options.tracing) otlpSinkUrl = await startOtlpSink(options);
   benchRedisPid = redis.pid;
   log(`redis ${redis.url}, simulator ${sim.url}`);
 
@@ -854,6 +867,7 @@ async function main(): Promise<void> {
     if (options.endurance > 0) await part('endurance', () => enduranceCase(sim, redis.url, options, report));
   }
 
+  if (otlpSinkUrl !== undefined) log(`OTLP sink received: ${(await http('GET', `${otlpSinkUrl}/stats`)).text}`);
   report.derived = derive(report);
   console.log(render(report));
   // A partial run (--only) is for working on one part: its JSON stays out of bench/results.

@@ -9,7 +9,7 @@ import { startWorker } from './worker';
  */
 async function start(): Promise<Running> {
   const config = loadWorkerConfig();
-  const logger = createBusyLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const logger = createBusyLogger({ level: config.LOG_LEVEL, name: 'worker', traced: config.tracing !== undefined });
   // The BullMQ workers take jobs as soon as they exist, before the start has finished; a signal
   // during the start stops the worker as soon as it has its handle.
   const worker = await startWorker({ config, logger });

@@ -189,7 +189,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   async function attempt(record: TransactionRecord & { kind: 'credit' | 'rollback' }, token: string | undefined): Promise<string> {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
-    const outcome = await wallet.send(record.walletOperation, record.walletBody);
+    const outcome = await wallet.send(record.walletOperation, record.walletBody, { attempt: attempts });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
     return apply(record, next, token);
   }

@@ -1,6 +1,7 @@
 import { compensationFor, compensationRef, replaceFailedRollback } from '../src/duties/compensation';
 import { nextCompensationId } from '../src/duties/compensation-id';
-import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, type Queues } from '../src/duties/queues';
+import { ensureRetryJob, ensureTerminateJob, hasLiveRetryJob, retryJobTrace, type Queues } from '../src/duties/queues';
+import { ATTR, contextOf, inSpan } from '../src/lib/tracing';
 import { firstTryIsInline } from '../src/duties/settlement';
 import { deadCheckUpdate, statusFieldsFor } from '../src/duties/status-check';
 import { codedError } from '../src/lib/error-codes';
@@ -224,7 +225,9 @@ export async function deadCheck(deps: UpkeepDeps, cursor: DeadCheckCursor = { fr
       // A dead record keeps its wallet body; without one there is nothing to ask with.
       const fields = statusFieldsFor(record);
       if (fields === undefined) continue;
-      const status = await wallet.call('status', fields);
+      // The question continues the trace of the request behind the record (its failed job keeps it).
+      const trace = await retryJobTrace(deps.queues, record);
+      const status = await inSpan('dead-check', { parent: contextOf(trace), attributes: { [ATTR.transactionId]: id } }, () => wallet.call('status', fields));
       const update = deadCheckUpdate(record, status);
       if (update !== undefined && (await store.settle(record, update))) {
         settled += 1;

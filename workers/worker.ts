@@ -1,10 +1,11 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
-import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
+import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, tracedProcessor, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { startTracing } from '../src/observability/tracing';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { shardLayoutFor } from '../src/store/shards';
@@ -78,7 +79,7 @@ export interface RunningWorker {
   deadCheckNow(): Promise<number>;
   /**
    * Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the
-   * metrics port. Once; every step runs even if one fails.
+   * metrics port, and the tracing SDK's flush. Once; every step runs even if one fails.
    */
   close(): Promise<void>;
 }
@@ -89,7 +90,7 @@ export interface RunningWorker {
  * scheduler Redis refused) closes what it had opened and throws.
  */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  const logger = deps.logger ?? createLogger({ level: deps.config.LOG_LEVEL, name: 'worker' });
+  const logger = deps.logger ?? createLogger({ level: deps.config.LOG_LEVEL, name: 'worker', traced: deps.config.tracing !== undefined });
   const closers = createClosers((step, err) => logger.error({ err, step }, 'worker close step failed'));
   return startWith(closers, () => openWorker(deps, logger, closers));
 }
@@ -98,8 +99,11 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   const { config } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const now = deps.now ?? Date.now;
-  // First, so a port already in use stops the start before anything else is opened; closed last,
-  // so the final counts stay scrapable while the jobs in hand finish.
+  // Before every part that makes spans, closed after all of them: a shutdown's spans are flushed.
+  const tracing = await startTracing(config.tracing);
+  closers.defer('tracing', () => tracing.close());
+  // Then, so a port already in use stops the start before anything else is opened; closed last but
+  // tracing, so the final counts stay scrapable while the jobs in hand finish.
   const metricsServer: MetricsServer | undefined =
     config.WORKER_METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT);
   if (metricsServer !== undefined) closers.defer('metrics port', () => metricsServer.close());
@@ -174,6 +178,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     now,
   });
 
+  const tracedTerminate = tracedProcessor(QUEUE_NAMES.terminate, processTerminate);
+
   const common = { connection: bullmq, ...locks, settings: { backoffStrategy } };
   // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
   // over the shards, so N shards do not multiply what one worker may send at once.
@@ -198,7 +204,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
           heldBack: () => !breaker.allowsCalls(),
           make: () =>
             watched(
-              new Worker<RetryJobData>(QUEUE_NAMES.retry, retryProcessorOf(shard), {
+              new Worker<RetryJobData>(QUEUE_NAMES.retry, tracedProcessor(QUEUE_NAMES.retry, retryProcessorOf(shard)), {
                 ...common,
                 prefix,
                 concurrency: perShard(config.WORKER_CONCURRENCY),
@@ -209,7 +215,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         },
         {
           queue: queues.shards[shard]!.terminate,
-          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, prefix, concurrency: perShard(10) })),
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, tracedTerminate, { ...common, prefix, concurrency: perShard(10) })),
         },
       ];
     }),

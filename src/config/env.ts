@@ -163,11 +163,83 @@ const workerSchema = z.object({
   RECORD_RETENTION_SECONDS: gatewayOnly.RECORD_RETENTION_SECONDS,
 });
 
+/**
+ * The standard OTEL_* variables the gateway and the worker read (contract 13). Tracing is off unless
+ * OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set; OTLP over HTTP only, as JSON or
+ * protobuf. OTEL_EXPORTER_OTLP_HEADERS may hold a collector's credentials: its format is checked,
+ * its value never shown, and the exporter reads it itself.
+ */
+const otlpHeaders = z.string().regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must look like key=value,key=value');
+const otlpProtocol = z.enum(['http/json', 'http/protobuf'], { error: 'must be http/json or http/protobuf (OTLP over HTTP; gRPC is not offered)' });
+const tracingSchema = z.object({
+  OTEL_SDK_DISABLED: z.stringbool().default(false),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders.optional(),
+  OTEL_EXPORTER_OTLP_TIMEOUT: timerMs.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: timerMs.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(TIMER_MAX_MS).default(5000),
+  OTEL_BSP_EXPORT_TIMEOUT: timerMs.default(30_000),
+  OTEL_BSP_MAX_QUEUE_SIZE: positiveInt.default(2048),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: positiveInt.default(512),
+});
+
+/** Tracing as configured: undefined when off (no endpoint, or OTEL_SDK_DISABLED=true). */
+export interface TracingConfig {
+  /** The traces URL the exporter posts to (`…/v1/traces` of OTEL_EXPORTER_OTLP_ENDPOINT, or the traces-only endpoint as given). */
+  readonly tracesUrl: string;
+  readonly protocol: 'http/json' | 'http/protobuf';
+  /** OTEL_SERVICE_NAME, or the process's own name. */
+  readonly serviceName: string;
+  readonly sampler: z.output<typeof tracingSchema>['OTEL_TRACES_SAMPLER'];
+  /** The ratio of the ratio samplers (default 1). */
+  readonly samplerRatio: number;
+  readonly exportTimeoutMs: number | undefined;
+  readonly batch: { readonly scheduledDelayMillis: number; readonly exportTimeoutMillis: number; readonly maxQueueSize: number; readonly maxExportBatchSize: number };
+}
+
+function tracingOf(env: Env, defaultServiceName: string): TracingConfig | undefined {
+  const t = parseWith(tracingSchema, env);
+  const tracesUrl = t.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (t.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${t.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+  if (t.OTEL_SDK_DISABLED || tracesUrl === undefined) return undefined;
+  if (t.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > t.OTEL_BSP_MAX_QUEUE_SIZE) {
+    throw new ConfigError('invalid configuration:\n  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must be at most OTEL_BSP_MAX_QUEUE_SIZE');
+  }
+  return Object.freeze({
+    tracesUrl,
+    protocol: t.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? t.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    serviceName: t.OTEL_SERVICE_NAME ?? defaultServiceName,
+    sampler: t.OTEL_TRACES_SAMPLER,
+    samplerRatio: t.OTEL_TRACES_SAMPLER_ARG ?? 1,
+    exportTimeoutMs: t.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? t.OTEL_EXPORTER_OTLP_TIMEOUT,
+    batch: Object.freeze({
+      scheduledDelayMillis: t.OTEL_BSP_SCHEDULE_DELAY,
+      exportTimeoutMillis: t.OTEL_BSP_EXPORT_TIMEOUT,
+      maxQueueSize: t.OTEL_BSP_MAX_QUEUE_SIZE,
+      maxExportBatchSize: t.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+    }),
+  });
+}
+
+/** The service names a process reports when OTEL_SERVICE_NAME is unset. */
+export const SERVICE_NAMES = { gateway: 'wallet-gateway', worker: 'wallet-gateway-worker' } as const;
+
 /** What the environment gives and what follows from it: the wallet's Host header, the shard count. */
 interface Derived {
   readonly walletHostHeader: string;
   /** REDIS_SHARDS, or its default for the topology. */
   readonly redisShards: number;
+  /** The OTEL_* variables; undefined: no tracing. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & Derived;
@@ -255,13 +327,15 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   if ((parsed.ADMIN_USER === undefined) !== (parsed.ADMIN_PASSWORD === undefined)) {
     throw new ConfigError('invalid configuration:\n  ADMIN_USER, ADMIN_PASSWORD: set both or neither');
   }
-  return Object.freeze({ ...parsed, redisShards, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  const tracing = tracingOf(env, SERVICE_NAMES.gateway);
+  return Object.freeze({ ...parsed, redisShards, tracing, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const parsed = parseWith(workerSchema, env);
   const redisShards = checkRedisTopology(parsed);
-  return Object.freeze({ ...parsed, redisShards, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  const tracing = tracingOf(env, SERVICE_NAMES.worker);
+  return Object.freeze({ ...parsed, redisShards, tracing, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
 /** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */

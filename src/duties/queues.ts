@@ -1,4 +1,5 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { ATTR, SpanKind, carrierOf, contextOf, inSpan, tracingOn, type TraceCarrier } from '../lib/tracing';
 import type { RedisClient } from '../store/redis';
 import type { ShardLayout } from '../store/shards';
 import type { ShardRef } from '../store/transactions';
@@ -10,7 +11,8 @@ import type { Duties } from './types';
  * and terminate queue under the shard's prefix, its hash tag: a queue's keys stay in one slot, the
  * shard of the records its jobs drive, and the queues spread over the masters as the records do.
  * Every worker consumes every shard's queues. The upkeep queue (the schedulers) is shard 0's.
- * Job data holds ids only: Bull Board shows job data, and the token and body stay in the record.
+ * Job data holds ids only (and the trace context, ids too): Bull Board shows job data, and the
+ * token and body stay in the record.
  */
 export const QUEUE_NAMES = {
   /** Credit/rollback retries and debit compensations: one job per transaction id. */
@@ -26,12 +28,65 @@ export const BACKOFF_TYPE = 'wallet-spec';
 
 export const UPKEEP_JOBS = { sweep: 'sweep', deadCheck: 'dead-check' } as const;
 
-export interface RetryJobData {
+/**
+ * The trace context of the request (or job) that created a job, W3C traceparent/tracestate, so the
+ * job's runs continue that trace (contract 13). Our own field rather than bullmq-otel: a job is
+ * added once under a fixed id (ensureJob) and keeps the context of the request that first needed
+ * it; the dead-check reads it back from a dead transaction's failed job; and a process with tracing
+ * off adds no field and runs no telemetry hook at all. Absent when the creator was not traced.
+ */
+export interface TracedJobData {
+  readonly trace?: TraceCarrier;
+}
+
+export interface RetryJobData extends TracedJobData {
   readonly transactionId: string;
 }
 
-export interface TerminateJobData {
+export interface TerminateJobData extends TracedJobData {
   readonly tokenRef: string;
+}
+
+/** The job data's trace field for the active context: none when it holds no trace. */
+function traceField(): TracedJobData {
+  const trace = carrierOf();
+  return trace === undefined ? {} : { trace };
+}
+
+/**
+ * BullMQ's control flow, not failures: a run that asks to be delayed, rate-limited or run again
+ * later (workers/backoff.ts RetryLater) ends its span without an error status.
+ */
+const RESCHEDULES = new Set(['DelayedError', 'RateLimitError', 'RetryLater']);
+
+/**
+ * A processor whose every run is a consumer span in the trace its job carries, when tracing is on;
+ * the processor itself when it is off.
+ */
+export function tracedProcessor<D extends TracedJobData, R>(queue: string, processor: (job: Job<D>, token?: string) => Promise<R>): (job: Job<D>, token?: string) => Promise<R> {
+  if (!tracingOn()) return processor;
+  return (job, token) => {
+    const subject = subjectOfJobId(job.id ?? '');
+    const attributes = {
+      [ATTR.queue]: queue,
+      [ATTR.job]: job.id ?? '',
+      'job.attempts_made': job.attemptsMade,
+      ...(subject.transaction_id === undefined ? {} : { [ATTR.transactionId]: subject.transaction_id }),
+      ...(subject.token_ref === undefined ? {} : { 'session.token_ref': subject.token_ref }),
+    };
+    return inSpan(`${queue} ${job.name}`, { kind: SpanKind.CONSUMER, parent: contextOf(job.data.trace), attributes, expected: (err) => err instanceof Error && RESCHEDULES.has(err.name) }, () => processor(job, token));
+  };
+}
+
+/**
+ * The trace a transaction's retry job carried, read back from the job (a dead one is kept failed a
+ * week for Bull Board): the dead-check's question about it continues that trace. Undefined with
+ * tracing off (no read is made) or once the job is gone.
+ */
+export async function retryJobTrace(queues: Queues, record: ShardRef): Promise<TraceCarrier | undefined> {
+  if (!tracingOn()) return undefined;
+  const job = await queues.retryOf(record).getJob(retryJobId(record.transactionId));
+  return job?.data.trace;
 }
 
 /**
@@ -174,12 +229,12 @@ export async function ensureJob<T>(queue: Queue<T>, name: string, data: T, jobId
 /** Makes sure a retry job runs for the transaction, in its shard's queue (see ensureJob). */
 export function ensureRetryJob(queues: Queues, record: ShardRef, delayMs: number): Promise<boolean> {
   const { transactionId } = record;
-  return ensureJob(queues.retryOf(record), 'retry', { transactionId }, retryJobId(transactionId), delayMs);
+  return ensureJob(queues.retryOf(record), 'retry', { transactionId, ...traceField() }, retryJobId(transactionId), delayMs);
 }
 
 /** Makes sure a terminate job drives the token, in its shard's queue (see ensureJob). */
 export function ensureTerminateJob(queues: Queues, tokenRef: string, delayMs = 0): Promise<boolean> {
-  return ensureJob(queues.terminateOf(tokenRef), 'terminate', { tokenRef }, terminateJobId(tokenRef), delayMs);
+  return ensureJob(queues.terminateOf(tokenRef), 'terminate', { tokenRef, ...traceField() }, terminateJobId(tokenRef), delayMs);
 }
 
 export interface DutiesOptions {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Engine, RequestContext } from '../engine';
 import { errors } from '../engine/types';
+import { ATTR, SpanKind, SpanStatusCode, contextOf, inSpan, tracingOn } from '../lib/tracing';
 import type { Logger } from '../observability/logger';
 import { bearerCheck, unauthorized } from './auth';
 import { readJsonBody } from './body';
@@ -96,6 +97,8 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
   const { logger, log } = deps;
   const table = routes(deps.engine);
   const authorized = bearerCheck(deps.apiKeys);
+  // Decided once: with tracing off a request makes no span.
+  const traced = tracingOn();
 
   async function serve(route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
     const param = decode(raw);
@@ -127,8 +130,22 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       return;
     }
     const { route, raw } = found;
-    void serve(route, raw, req, res, { requestId })
-      .catch((err: unknown) => errorReply(thrownToError(err, logger, requestId, path)))
-      .then((reply) => answer(reply, route.label));
+    const failed = (err: unknown): Reply => errorReply(thrownToError(err, logger, requestId, path));
+    if (!traced) {
+      void serve(route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label));
+      return;
+    }
+    // The engine's trace goes on (its traceparent/tracestate), or a new one starts; every wallet
+    // call, Redis step and job this request causes is under this span, and so is the request's line.
+    void inSpan(
+      `${req.method ?? 'POST'} ${route.label}`,
+      { kind: SpanKind.SERVER, parent: contextOf(req.headers), attributes: { [ATTR.engineRequestId]: requestId, 'http.request.method': req.method ?? '', 'http.route': route.label } },
+      async (span) => {
+        const reply = await serve(route, raw, req, res, { requestId }).catch(failed);
+        answer(reply, route.label);
+        span.setAttribute('http.response.status_code', reply.status);
+        if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${reply.status}` });
+      },
+    );
   };
 }

@@ -113,7 +113,7 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     const devEnv = devEnvironment(env, devRedis.url, simEnv);
     const config = loadGatewayConfig(devEnv);
     const workerConfig = loadWorkerConfig(devEnv);
-    const logger = createLogger({ level: config.LOG_LEVEL, name: 'dev' });
+    const logger = createLogger({ level: config.LOG_LEVEL, name: 'dev', traced: config.tracing !== undefined });
     // One registry for gateway and worker: this process's /metrics shows both sides.
     const metrics = createMetrics();
 

@@ -15,6 +15,7 @@ import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
 import { createBusyLogger, createLogger, type Logger } from '../observability/logger';
 import { createMetrics, type Metrics } from '../observability/metrics';
+import { startTracing } from '../observability/tracing';
 import { durabilityFor } from '../store/durability';
 import { shardLayoutFor, type ShardLayout } from '../store/shards';
 import { closeRedis, createRedis, redisTargetOf, type RedisClient } from '../store/redis';
@@ -23,9 +24,10 @@ import { createTransactionStore, type TransactionStore } from '../store/transact
 import type { WalletClient } from '../wallet/protocol';
 
 /**
- * The gateway process (`npm start`): config → Redis → stores → wallet client → duties → app →
- * listen, each deferred on one closer stack right after it opened. One close, in reverse: stop
- * accepting and let in-flight requests finish, then the duties' queues, the wallet client, Redis.
+ * The gateway process (`npm start`): config → tracing → Redis → stores → wallet client → duties →
+ * app → listen, each deferred on one closer stack right after it opened. One close, in reverse: stop
+ * accepting and let in-flight requests finish, then the duties' queues, the wallet client, Redis,
+ * and last the tracing SDK's flush.
  * A start that fails (a port in use) closes what it had opened and throws.
  */
 export interface RunningGateway {
@@ -34,7 +36,7 @@ export interface RunningGateway {
   readonly metrics: Metrics;
   /** What the app runs on, for the process that embeds it (dev, tests) to look at. */
   readonly parts: GatewayParts;
-  /** Server (draining) → queues → wallet client → Redis; once, every step even if one fails. */
+  /** Server (draining) → queues → wallet client → Redis → tracing; once, every step even if one fails. */
   close(): Promise<void>;
 }
 
@@ -74,6 +76,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger, option
 }
 
 async function openGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions, closers: Closers): Promise<RunningGateway> {
+  // First and closed last: every part built below sees whether tracing is on, and the spans of the
+  // whole shutdown are flushed.
+  const tracing = await startTracing(config.tracing);
+  closers.defer('tracing', () => tracing.close());
   const target = redisTargetOf(config);
   const redis = createRedis(target, { name: 'gateway-store', onError: throttledErrorLog(logger, 'redis error (store connection)') });
   closers.defer('redis', () => closeRedis(redis));
@@ -217,7 +223,7 @@ async function start(): Promise<Running> {
     runPrimary(config, createLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
     return primaryExitsByItself;
   }
-  return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway' }));
+  return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway', traced: config.tracing !== undefined }));
 }
 
 if (require.main === module) runUntilSignal('gateway', start);

@@ -15,6 +15,9 @@ export interface RecordedCall {
   readonly httpVersion: string;
   /** The caller's end of the connection the call came on (address:port): calls on one connection share it. */
   readonly connection: string;
+  /** The W3C trace context headers as received (a traced gateway sends them on every call). */
+  readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
   readonly rawBody: string;
   /** The parsed request fields (ids and amounts as decimal strings); undefined when the body did not parse. */
   readonly body: Readonly<Record<string, unknown>> | undefined;
@@ -40,7 +43,7 @@ export class CallLog {
   private entries: MutableCall[] = [];
   private seq = 0;
 
-  start(operation: RecordedCall['operation'], request: { path: string; host: string | undefined; httpVersion: string; connection: string }, rawBody: string): MutableCall {
+  start(operation: RecordedCall['operation'], request: { path: string; host: string | undefined; httpVersion: string; connection: string; traceparent: string | undefined; tracestate: string | undefined }, rawBody: string): MutableCall {
     const call: MutableCall = {
       seq: ++this.seq,
       operation,
@@ -49,6 +52,8 @@ export class CallLog {
       at: performance.timeOrigin + performance.now(),
       httpVersion: request.httpVersion,
       connection: request.connection,
+      traceparent: request.traceparent,
+      tracestate: request.tracestate,
       rawBody,
       body: undefined,
       transactionId: undefined,

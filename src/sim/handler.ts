@@ -63,6 +63,11 @@ function hostOf(req: AnyRequest): string | undefined {
   return typeof host === 'string' ? host : undefined;
 }
 
+function traceHeadersOf(req: AnyRequest): { traceparent: string | undefined; tracestate: string | undefined } {
+  const { traceparent, tracestate } = req.headers;
+  return { traceparent: typeof traceparent === 'string' ? traceparent : undefined, tracestate: typeof tracestate === 'string' ? tracestate : undefined };
+}
+
 function connectionOf(req: AnyRequest): string {
   return `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
 }
@@ -129,7 +134,7 @@ export function createHandler(ctx: HandlerContext): (req: AnyRequest, res: AnyRe
   let answers = 0;
 
   async function serveWallet(op: Operation, req: AnyRequest, res: AnyResponse, url: URL, raw: string): Promise<void> {
-    const call = ctx.calls.start(op, { path: url.pathname, host: hostOf(req), httpVersion: req.httpVersion, connection: connectionOf(req) }, raw);
+    const call = ctx.calls.start(op, { path: url.pathname, host: hostOf(req), httpVersion: req.httpVersion, connection: connectionOf(req), ...traceHeadersOf(req) }, raw);
     const fail = (code: number, message: string): void => {
       call.code = code;
       call.httpStatus = walletHttpStatus(code);
@@ -190,7 +195,7 @@ export function createHandler(ctx: HandlerContext): (req: AnyRequest, res: AnyRe
 
   function serveHealth(req: AnyRequest, res: AnyResponse, url: URL, raw: string): void {
     const host = hostOf(req);
-    const call = ctx.calls.start('health-check', { path: url.pathname, host, httpVersion: req.httpVersion, connection: connectionOf(req) }, raw);
+    const call = ctx.calls.start('health-check', { path: url.pathname, host, httpVersion: req.httpVersion, connection: connectionOf(req), ...traceHeadersOf(req) }, raw);
     const reply = (status: number, message?: string): void => {
       call.httpStatus = status;
       if (message === undefined) sendEmpty(res, status);

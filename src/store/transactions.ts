@@ -1,5 +1,6 @@
 import { AUDIT_CAP, auditFields, type AuditEntry } from './audit';
 import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
+import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
 import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
@@ -406,6 +407,20 @@ export function mergeByScore(pages: readonly (readonly string[])[], count: numbe
   return all.sort((a, b) => a.score - b.score).slice(0, count).map(({ transactionId, shard }) => ({ transactionId, shard }));
 }
 
+/**
+ * The money path's Redis steps as spans of their own, named, without their arguments (a claim holds
+ * the wallet body, the token with it); with tracing off the store is left as it is.
+ */
+function withRedisSpans(store: TransactionStore): TransactionStore {
+  if (!tracingOn()) return store;
+  return Object.assign(store, {
+    claim: spanned('redis claim', store.claim),
+    settle: spanned('redis settle', store.settle),
+    beginRetry: spanned('redis begin-retry', store.beginRetry),
+    beginCompensation: spanned('redis begin-compensation', store.beginCompensation),
+  });
+}
+
 export function createTransactionStore(redis: RedisClient, layout: ShardLayout, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
   registerScripts(redis, [claimScript, settleScript, beginRetryScript, beginCompensationScript, openInRoundScript, resolveScript]);
   const shardOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): number => layout.shardOfPlayer(r.playerId, r.siteId);
@@ -421,7 +436,7 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     return found.find((r) => r !== undefined);
   }
 
-  return {
+  return withRedisSpans({
     layout,
     shardOf,
 
@@ -514,5 +529,5 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
       ]);
       return { ids: mergeByScore(pages, offset + limit).slice(offset).map((e) => e.transactionId), total: totals.reduce((a, b) => a + b, 0) };
     },
-  };
+  });
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Client, Pool, errors, type Dispatcher } from 'undici';
 import type { WalletSettings } from '../config/env';
 import { JsonSyntaxError, parseJson } from '../lib/json';
+import { ATTR, DEFAULT_WALLET, SpanKind, SpanStatusCode, carrierOf, inSpan, tracingOn, type Span, type TraceCarrier } from '../lib/tracing';
 import { Code, codeInfo } from './codes';
 import {
   HEALTH_CHECK_PATH,
@@ -71,12 +72,30 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     }
   }
 
-  async function post(op: Operation, body: string, context: CallContext | undefined): Promise<WalletOutcome> {
+  // Decided once: with tracing off a call makes no span and sends no trace header.
+  const traced = tracingOn();
+
+  /** With tracing on, each call is a client span whose context goes to the wallet in traceparent/tracestate. */
+  function post(op: Operation, body: string, context: CallContext | undefined): Promise<WalletOutcome> {
+    if (!traced) return exchange(op, body, context, undefined, undefined);
+    const tryNumber = attemptOf(op, context);
+    const attributes = {
+      [ATTR.wallet]: DEFAULT_WALLET,
+      [ATTR.operation]: op,
+      'server.address': base.host,
+      ...(context?.requestId === undefined ? {} : { [ATTR.engineRequestId]: context.requestId }),
+      ...(tryNumber === undefined ? {} : { [ATTR.attempt]: tryNumber }),
+    };
+    return inSpan(`wallet ${op}`, { kind: SpanKind.CLIENT, attributes }, (span) => exchange(op, body, context, span, carrierOf()));
+  }
+
+  async function exchange(op: Operation, body: string, context: CallContext | undefined, span: Span | undefined, carrier: TraceCarrier | undefined): Promise<WalletOutcome> {
     const signature = signer.sign(body);
     const start = performance.now();
-    const answered = await attempt(op, body, signature, start);
+    const answered = await attempt(op, body, signature, start, carrier);
     const sent = sentFields(body);
     const { outcome, httpStatus, detail } = checkedAgainst(sent, answered);
+    if (span !== undefined) annotate(span, sent.get('transaction_id'), outcome, httpStatus);
     report({
       operation: op,
       outcome: outcome.kind,
@@ -92,29 +111,30 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   }
 
   /** One request; never rejects. Settles by the deadline even while the request still waits for a connection. */
-  function attempt(op: Operation, body: string, signature: string, start: number): Promise<Attempt> {
+  function attempt(op: Operation, body: string, signature: string, start: number, carrier: TraceCarrier | undefined): Promise<Attempt> {
     return new Promise((resolve) => {
       const exchange = new Exchange(resolve, start, timeoutMs);
       if (http2 === undefined) {
-        sendHttp1(paths[op], body, signature, exchange);
+        sendHttp1(paths[op], body, signature, carrier, exchange);
         return;
       }
-      http2.send(paths[op], requestHeaders(signature), body, exchange).then(
+      http2.send(paths[op], requestHeaders(signature, carrier), body, exchange).then(
         (via) => {
-          if (via === 'http/1.1') sendHttp1(paths[op], body, signature, exchange);
+          if (via === 'http/1.1') sendHttp1(paths[op], body, signature, carrier, exchange);
         },
         (err: unknown) => exchange.onError(err as Error),
       );
     });
   }
 
-  /** The headers of every wallet request, over either protocol. */
-  function requestHeaders(signature: string): Record<string, string> {
-    return { 'content-type': 'application/json', accept: 'application/json', authorization, 'x-request-signature': signature };
+  /** The headers of every wallet request, over either protocol; the trace context's too when the call is traced. */
+  function requestHeaders(signature: string, carrier: TraceCarrier | undefined): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', authorization, 'x-request-signature': signature };
+    return carrier === undefined ? headers : Object.assign(headers, carrier);
   }
 
-  function sendHttp1(path: string, body: string, signature: string, exchange: Exchange): void {
-    pool.dispatch({ path, method: 'POST', headers: requestHeaders(signature), body }, exchange);
+  function sendHttp1(path: string, body: string, signature: string, carrier: TraceCarrier | undefined, exchange: Exchange): void {
+    pool.dispatch({ path, method: 'POST', headers: requestHeaders(signature, carrier), body }, exchange);
   }
 
   async function health(signal: AbortSignal): Promise<{ kind: WalletOutcome['kind']; httpStatus: number | null; detail: string }> {
@@ -170,6 +190,32 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
       return closing;
     },
   };
+}
+
+/** Money calls are tries of one transaction: a call that names no attempt is its first (the inline one). */
+function attemptOf(op: Operation, context: CallContext | undefined): number | undefined {
+  if (context?.attempt !== undefined) return context.attempt;
+  return op === 'debit' || op === 'credit' || op === 'rollback' ? 1 : undefined;
+}
+
+/** What a call's span says of its answer: ids and codes only, never a body, a token or a header. */
+function annotate(span: Span, transactionId: string | undefined, outcome: WalletOutcome, httpStatus: number | null): void {
+  if (transactionId !== undefined) span.setAttribute(ATTR.transactionId, transactionId);
+  if (httpStatus !== null) span.setAttribute('http.response.status_code', httpStatus);
+  span.setAttribute(ATTR.outcome, outcome.kind);
+  switch (outcome.kind) {
+    case 'ok':
+      span.setAttribute(ATTR.code, outcome.response.code);
+      if (outcome.response.request_id !== '') span.setAttribute(ATTR.walletRequestId, outcome.response.request_id);
+      return;
+    case 'rejected':
+      span.setAttribute(ATTR.code, outcome.code);
+      if (outcome.walletRequestId !== undefined) span.setAttribute(ATTR.walletRequestId, outcome.walletRequestId);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `wallet code ${outcome.code}` });
+      return;
+    case 'unknown':
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `outcome unknown: ${outcome.reason}` });
+  }
 }
 
 interface Attempt {

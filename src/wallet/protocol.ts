@@ -166,6 +166,8 @@ export function outcomeResult(outcome: WalletOutcome): number | 'unknown' {
 export interface CallContext {
   /** The gateway request the call is made for, so the wallet-call log line can name it. */
   readonly requestId?: string;
+  /** Which try of its transaction a money call is (the inline first try is 1); in the call's span. */
+  readonly attempt?: number;
 }
 
 /** The wallet as the rest of the gateway sees it. */
