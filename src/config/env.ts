@@ -258,6 +258,16 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   return Object.freeze({ ...parsed, redisShards, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
+const walletCheckSchema = z.object(wallet);
+
+/** What `npm run wallet-check` reads: the single wallet's variables (contract 2), parsed as the gateway parses them. */
+export type WalletCheckConfig = Readonly<Pick<z.output<typeof walletCheckSchema>, 'PROVIDER_ID'>> & WalletSettings;
+
+export function loadWalletCheckConfig(env: Env = process.env): WalletCheckConfig {
+  const parsed = parseWith(walletCheckSchema, env);
+  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+}
+
 /** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */
 export const SIM_DEFAULTS = Object.freeze({
   WALLET_BASIC_USER: 'gateway',
