@@ -205,8 +205,10 @@ function clean(env: Env): Record<string, string> {
 }
 
 function hostOf(baseUrl: string): string {
-  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form.
-  return baseUrl.replace(/^https?:\/\//, '').split('/')[0] ?? '';
+  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form, and
+  // without a `user:password@` (credentials are no part of a Host header).
+  const authority = baseUrl.replace(/^https?:\/\//, '').split(/[/?#]/)[0] ?? '';
+  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
