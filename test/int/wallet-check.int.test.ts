@@ -9,7 +9,7 @@ import { startSimulator, type Ledger, type RunningSimulator } from '../../src/si
 import { createWalletClient } from '../../src/wallet/client';
 import { MAX_ID_LENGTH } from '../../src/wallet/protocol';
 import { basicAuthHeader } from '../../src/wallet/signer';
-import { startDoubleDebitWallet, startSignatureBlindWallet } from '../support/test-wallets';
+import { startDoubleDebitWallet, startIdRoundingWallet, startSignatureBlindWallet } from '../support/test-wallets';
 import { TRANSPORTS } from '../support/transports';
 
 /**
@@ -119,6 +119,23 @@ describe('wallet-check against wallets with one defect', () => {
       expect(wallet.ledger.balanceOf(player.playerId, 'EUR')).toBe('1000.00');
     } finally {
       await wallet.close();
+    }
+  });
+
+  it('a wallet that rounds player ids fails authenticate, and moves nothing', async () => {
+    const sim = await startSimulator(credentials);
+    const wallet = await startIdRoundingWallet(sim);
+    try {
+      const player = { ...newPlayer(), playerId: '18446744073709551615' };
+      const report = await check(wallet.url, player);
+      expect(report.checks.find((c) => c.name === 'authenticate')).toMatchObject({ result: 'FAIL', detail: expect.stringContaining('player_id') });
+      expect(report.passed).toBe(false);
+      // Its success is no answer to the request (a success about another player): no money call follows.
+      expect(report.checks.find((c) => c.name === 'debit')?.detail).toBe('not run: authenticate failed');
+      expect(sim.ledger.transactions()).toEqual([]);
+    } finally {
+      await wallet.close();
+      await sim.close();
     }
   });
 

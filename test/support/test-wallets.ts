@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSimulator, type Ledger, type RunningSimulator, type SimulatorOptions } from '../../src/sim';
 import { CallLog } from '../../src/sim/calls';
@@ -53,6 +53,41 @@ export async function startDoubleDebitWallet(credentials: Credentials): Promise<
   return {
     url: `http://${expectedHost}`,
     ledger: wallet,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * The simulator behind a proxy that reads every answer's player_id as a double, as a wallet written
+ * in JavaScript without a lossless parser would: 18446744073709551615 comes back 18446744073709552000.
+ */
+export async function startIdRoundingWallet(sim: RunningSimulator): Promise<TestWallet> {
+  const target = new URL(sim.url);
+  const server = createServer((req, res) => {
+    const upstream = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks)
+            .toString('utf8')
+            .replace(/"player_id":([0-9]+)/, (_all, digits: string) => `"player_id":${BigInt(Number(digits)).toString()}`);
+          res.writeHead(answer.statusCode ?? 502, { 'content-type': answer.headers['content-type'] ?? 'application/json' });
+          res.end(body);
+        });
+      },
+    );
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ledger: sim.ledger,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
