@@ -1,6 +1,6 @@
 import { addAmounts, sameAmount } from '../lib/money';
 import { Code, codeInfo, codeName } from '../wallet/codes';
-import type { CreditFields, DebitFields, StatusFields, TransactionAction, WalletSuccess } from '../wallet/protocol';
+import { encodeRequest, type CreditFields, type DebitFields, type StatusFields, type TransactionAction, type WalletSuccess } from '../wallet/protocol';
 import { describeOutcome, shownOf, shownOfEvent, type Answer, type ClientRole, type Probe, type Shown } from './probe';
 
 /**
@@ -141,7 +141,7 @@ export const CHECKS: readonly CheckDefinition[] = [
     async run(probe, state) {
       if (state.balance === undefined) return notRun('authenticate failed');
       const fields = probe.debitFields(probe.ids.id('r1'), probe.ids.id('d1'), false);
-      const answer = await probe.send('debit', probe.encode('debit', fields));
+      const answer = await probe.send('debit', encodeRequest('debit', fields));
       const { ok, detail, expected } = moves(probe, state, answer, -1);
       if (succeeded(answer)) {
         state.debit = fields;
@@ -159,7 +159,7 @@ export const CHECKS: readonly CheckDefinition[] = [
       const debit = state.debit;
       if (debit === undefined || state.balance === undefined) return notRun('the debit failed');
       const before = state.balance;
-      const answer = await probe.send('debit', probe.encode('debit', debit));
+      const answer = await probe.send('debit', encodeRequest('debit', debit));
       const now = await probe.call('balance', probe.session);
       const expected = `success, and the balance still ${before}: the gateway resends a body whose answer was lost and takes a success as applied once`;
       const balance = succeeded(now) ? balanceOf(now) : undefined;

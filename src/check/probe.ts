@@ -3,7 +3,6 @@ import type { WalletSettings } from '../config/env';
 import { codeName, mustCompensateDebit } from '../wallet/codes';
 import { walletSigner } from '../wallet/client';
 import {
-  encodeRequest,
   type CreditFields,
   type DebitFields,
   type Operation,
@@ -71,8 +70,6 @@ export interface Probe {
    * rollback applied is taken back with a debit in a round of its own. Returns what it did.
    */
   undo(op: 'debit' | 'credit' | 'rollback', fields: DebitFields, answer: Answer, roundClosed: boolean): Promise<string | undefined>;
-  /** Encoded request body, as the client sends it. */
-  encode<Op extends Operation>(op: Op, fields: RequestFields[Op]): string;
   close(): Promise<void>;
 }
 
@@ -172,7 +169,6 @@ export function openProbe(options: ProbeOptions): Probe {
       const debit = debitFields(ids.id(`ur${undone}`), ids.id(`u${undone}`), true);
       return `taken back with debit ${debit.transaction_id}: ${describeOutcome((await probe.call('debit', debit)).outcome)}`;
     },
-    encode: (op, fields) => encodeRequest(op, fields),
     async close() {
       await Promise.all(Object.values(clients).map((client) => client.close()));
     },
