@@ -167,7 +167,7 @@ export const CHECKS: readonly CheckDefinition[] = [
       if (balance !== undefined && !sameAmount(balance, before)) {
         const moved = addAmounts(balance, before, -1);
         // Applied twice: a credit against the same debit gives the second stake back.
-        const give = probe.creditFields(debit.round_id, probe.ids.id('u0'), debit.transaction_id, false);
+        const give = probe.creditFields(debit.round_id, probe.ids.id('c1x'), debit.transaction_id, false);
         const back = await probe.call('credit', give);
         if (succeeded(back)) state.balance = balanceOf(back);
         return fail(`the repeat moved the balance by ${moved} (${before} -> ${balance}); given back with credit ${give.transaction_id}: ${describeOutcome(back.outcome)}`, expected, answer);
@@ -210,7 +210,7 @@ export const CHECKS: readonly CheckDefinition[] = [
       if (ok) return pass(detail, answer);
       if (succeeded(answer)) return fail(detail, expected, answer);
       // The stake is still out: roll the debit back.
-      const back = await probe.call('rollback', probe.creditFields(debit.round_id, probe.ids.id('u9'), debit.transaction_id, true));
+      const back = await probe.call('rollback', probe.creditFields(debit.round_id, probe.ids.id('rb1'), debit.transaction_id, true));
       return fail(`${detail}; the debit rolled back instead: ${describeOutcome(back.outcome)}`, expected, answer);
     },
   },
@@ -232,7 +232,11 @@ export const CHECKS: readonly CheckDefinition[] = [
       const fields: CreditFields = probe.creditFields(debit.round_id, probe.ids.id('rb2'), debit.transaction_id, true);
       const answer = await probe.call('rollback', fields);
       const expected = `success with balance ${before} (as before the debit)`;
-      if (!succeeded(answer)) return fail(describeOutcome(answer.outcome), expected, answer);
+      if (!succeeded(answer)) {
+        // The stake is still out: a credit against the debit gives it back.
+        const back = await probe.call('credit', probe.creditFields(debit.round_id, probe.ids.id('c2'), debit.transaction_id, true));
+        return fail(`${describeOutcome(answer.outcome)}; the stake given back with a credit instead: ${describeOutcome(back.outcome)}`, expected, answer);
+      }
       state.balance = balanceOf(answer);
       state.applied.push({ action: 'rollback', fields });
       const placedEntry = state.applied.find((t) => t.fields === debit);

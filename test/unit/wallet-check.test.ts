@@ -93,7 +93,7 @@ describe('the ids of a check run', () => {
     expect(new Set(runs.map((r) => r.runId)).size).toBe(1000);
     const [run] = runs as [ReturnType<typeof newRunIds>];
     expect(run.runId.startsWith(RUN_ID_PREFIX)).toBe(true);
-    for (const name of ['r0', 'r1', 'r2', 'd1', 'd1b', 'd2', 'd3', 'c1', 'c3', 'rb2', 'rb3', 'none', 'u0', 'u9', 'u99', 'ur99']) {
+    for (const name of ['r0', 'r1', 'r2', 'd1', 'd1b', 'd2', 'd3', 'c1', 'c1x', 'c2', 'c3', 'rb1', 'rb2', 'rb3', 'none', 'u99', 'ur99']) {
       const id = run.id(name);
       expect(debitFieldsSchema.shape.transaction_id.safeParse(id).success).toBe(true);
       expect(id.length).toBeLessThanOrEqual(MAX_ID_LENGTH);
