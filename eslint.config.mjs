@@ -35,6 +35,8 @@ function layers() {
     entry(['src/observability/**'], [{ regex: '^\\.\\./(engine|console|http|sim|soak|main)(/|$)', message: 'observability/ never imports the use cases, the console, http/ or the process entries.' }]),
     entry(['workers/**'], [{ regex: '(^|/)src/http(/|$)', message: 'workers/ never imports src/http/.' }]),
     entry(['src/sim/**'], [{ regex: '^(\\.\\./)+(engine|store|duties)(/|$)', message: "sim/ is the other side of the wire: it never imports the gateway's engine/, store/ or duties/." }]),
+    // The wallet check judges a wallet with the gateway's own client, signer, schemas and code table, and nothing above them.
+    entry(['src/check/**'], [onlyFloors('check', ['lib', 'config', 'wallet']), EXPRESS]),
   ];
 }
 

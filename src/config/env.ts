@@ -283,8 +283,10 @@ function clean(env: Env): Record<string, string> {
 }
 
 function hostOf(baseUrl: string): string {
-  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form.
-  return baseUrl.replace(/^https?:\/\//, '').split('/')[0] ?? '';
+  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form, and
+  // without a `user:password@` (credentials are no part of a Host header).
+  const authority = baseUrl.replace(/^https?:\/\//, '').split(/[/?#]/)[0] ?? '';
+  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
@@ -336,6 +338,16 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const redisShards = checkRedisTopology(parsed);
   const tracing = tracingOf(env, SERVICE_NAMES.worker);
   return Object.freeze({ ...parsed, redisShards, tracing, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+}
+
+const walletCheckSchema = z.object(wallet);
+
+/** What `npm run wallet-check` reads: the single wallet's variables (contract 2), parsed as the gateway parses them. */
+export type WalletCheckConfig = Readonly<Pick<z.output<typeof walletCheckSchema>, 'PROVIDER_ID'>> & WalletSettings;
+
+export function loadWalletCheckConfig(env: Env = process.env): WalletCheckConfig {
+  const parsed = parseWith(walletCheckSchema, env);
+  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
 }
 
 /** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */

@@ -5,9 +5,8 @@ import type { Metrics } from '../observability/metrics';
 import { walletCallObserver } from '../observability/wallet-calls';
 import { createBreakerStore, type BreakerState, type BreakerStore, type BreakerView } from '../store/breaker';
 import type { Keys } from '../store/keys';
-import { createWalletClient } from '../wallet/client';
+import { createWalletClient, walletSigner } from '../wallet/client';
 import type { WalletCallEvent, WalletClient } from '../wallet/protocol';
-import { hmacSigner } from '../wallet/signer';
 import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy } from './breaker-policy';
 
 /**
@@ -243,7 +242,7 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
     deps.wallet ??
     createWalletClient({
       settings,
-      signer: hmacSigner(settings.WALLET_SIGNING_SECRET, settings.WALLET_SIGNATURE_ALGO, settings.WALLET_SIGNATURE_ENCODING),
+      signer: walletSigner(settings),
       onCall: (event) => {
         observe(event);
         breaker.observe(event);

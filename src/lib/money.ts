@@ -33,3 +33,9 @@ export function exactDecimal(amount: string): string {
   if (!amount.includes('.')) return amount;
   return amount.replace(/\.?0+$/, '');
 }
+
+/** a + b, or a − b with `sign` −1, as exact decimal text at the finer of the two scales (may be negative). */
+export function addAmounts(a: string, b: string, sign: 1 | -1 = 1): string {
+  const scale = Math.max(fractionDigits(a), fractionDigits(b));
+  return fromMinor(toMinor(a, scale) + BigInt(sign) * toMinor(b, scale), scale);
+}

@@ -19,7 +19,7 @@ import {
   type WalletOutcome,
 } from './protocol';
 import { createH2Transport, type H2Handler } from './h2-transport';
-import { basicAuthHeader, type RequestSigner } from './signer';
+import { basicAuthHeader, hmacSigner, type RequestSigner } from './signer';
 
 export interface WalletClientOptions {
   settings: WalletSettings;
@@ -32,6 +32,11 @@ export interface WalletClientOptions {
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** The signer the settings name (contract 2: HMAC of the exact body with WALLET_SIGNING_SECRET). */
+export function walletSigner(settings: Pick<WalletSettings, 'WALLET_SIGNING_SECRET' | 'WALLET_SIGNATURE_ALGO' | 'WALLET_SIGNATURE_ENCODING'>): RequestSigner {
+  return hmacSigner(settings.WALLET_SIGNING_SECRET, settings.WALLET_SIGNATURE_ALGO, settings.WALLET_SIGNATURE_ENCODING);
+}
 
 export function createWalletClient(options: WalletClientOptions): WalletClient {
   const { settings, signer, onCall } = options;
