@@ -76,6 +76,9 @@ const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
 /** A late debit is applied this many wallet deadlines after it was sent: well after the gateway gave up and concluded "never applied". */
 export const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
 
+/** Credits refused with a retry code as a pause begins: retry runs for the paused worker to hold. */
+const PAUSE_RETRIES = 8;
+
 /** How far into the run the wallet outage begins. */
 const OUTAGE_AT = 0.3;
 
@@ -290,12 +293,14 @@ export class FaultScheduler {
     const victim = this.pick(pausable);
     const quietAt = this.lastWorkerKillAt + this.options.takeoverMs;
     if (Date.now() < quietAt) await new Promise((r) => setTimeout(r, quietAt - Date.now()));
-    // Catch its runs mid-call: credits and rollbacks answer slowly for a moment, so the worker is
-    // paused holding runs whose wallet call is out.
+    // Catch its runs mid-call: the next few credits are refused with a retry code, so wins go to
+    // the workers' retries (after delay(1), 301 ms), and credits and rollbacks answer slowly for a
+    // moment, so the worker is paused holding runs whose wallet call is out.
     const slow = Math.round(this.options.walletTimeoutMs * 0.8);
+    this.options.faults.failNext('credit', PAUSE_RETRIES, this.pick(RETRY_CODES));
     this.options.faults.latency('credit', slow);
     this.options.faults.latency('rollback', slow);
-    await new Promise((r) => setTimeout(r, slow / 2));
+    await new Promise((r) => setTimeout(r, slow * 0.75));
     this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
     const from = Date.now();
     victim.pause?.();
