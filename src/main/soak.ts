@@ -15,7 +15,7 @@ const DEFAULTS: Sizes = {
   workers: 2,
   chaosRate: 0.1,
   kills: 10,
-  pauses: 7,
+  pauses: 5,
   redisRestarts: 2,
   walletFaultEveryMs: 250,
   outageSeconds: 0,

@@ -77,7 +77,7 @@ const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
 export const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
 
 /** Credits refused with a retry code as a pause begins: retry runs for the paused worker to hold. */
-const PAUSE_RETRIES = 8;
+const PAUSE_RETRIES = 12;
 
 /** How far into the run the wallet outage begins. */
 const OUTAGE_AT = 0.3;
@@ -236,9 +236,11 @@ export class FaultScheduler {
 
   private checkProgress(): void {
     const done = this.options.progress();
+    // A pause due goes first: a worker's kill would put it off by the time its jobs take to be picked up.
+    const pauseDue = this.pauseAt.length > 0 && (this.pauseAt[0] as number) <= done;
     for (let next = this.killAt[0]; next !== undefined && next.at <= done && this.inFlight.size === 0; next = this.killAt[0]) {
       // What a worker loses during a pause is the pause's: its kill waits until the pause is over.
-      if (this.pausing !== undefined && next.victim.pause !== undefined) break;
+      if ((this.pausing !== undefined || pauseDue) && next.victim.pause !== undefined) break;
       this.killAt.shift();
       this.track(this.killOne(next.victim));
     }
