@@ -5,6 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import Redis from 'ioredis';
 import type { RedisClient } from '../store/redis';
 import type { GatewayConfig } from '../config/env';
+import type { WalletRules } from '../config/registry';
 import type { Queues } from '../duties/queues';
 import { redriveMany } from '../duties/redrive';
 import { auditedRedrive } from '../console/actions';
@@ -178,12 +179,11 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 }
 
 export interface OperatorWiring {
-  config: Pick<
+  /** The deployment's settings, and the rules of the wallet the operators' pages serve. */
+  config: Pick<WalletRules, 'PROVIDER_ID' | 'WALLET_TIMEOUT_MS'> & Pick<
     GatewayConfig,
     | 'ADMIN_USER'
     | 'ADMIN_PASSWORD'
-    | 'PROVIDER_ID'
-    | 'WALLET_TIMEOUT_MS'
     | 'RECORD_RETENTION_SECONDS'
     | 'STALE_ROUND_SECONDS'
     | 'BIG_WIN_AMOUNT'

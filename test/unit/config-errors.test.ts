@@ -47,7 +47,7 @@ describe('configuration errors', () => {
     for (const load of [loadGatewayConfig, loadWorkerConfig]) {
       expect(messageOf(() => load({ ...valid, WALLET_TIMEOUT_MS: '1073739324' }))).toContain('WALLET_TIMEOUT_MS: must be at most 1073739323');
       const config = load({ ...valid, WALLET_TIMEOUT_MS: '1073739323' });
-      expect(2 * config.WALLET_TIMEOUT_MS + 5_000).toBeLessThanOrEqual(2 ** 31 - 1);
+      expect(2 * config.registry.wallets[0]!.client.WALLET_TIMEOUT_MS + 5_000).toBeLessThanOrEqual(2 ** 31 - 1);
     }
   });
 
@@ -59,8 +59,8 @@ describe('configuration errors', () => {
   });
 
   it('ENGINE_API_KEY takes one key, or two separated by a comma during a rotation; anything else is refused, no key echoed', () => {
-    expect(loadGatewayConfig(valid).ENGINE_API_KEY).toEqual(['engine-value-3']);
-    expect(loadGatewayConfig({ ...valid, ENGINE_API_KEY: 'old-key-1,new-key-2' }).ENGINE_API_KEY).toEqual(['old-key-1', 'new-key-2']);
+    expect(loadGatewayConfig(valid).registry.engines[0]!.keys).toEqual(['engine-value-3']);
+    expect(loadGatewayConfig({ ...valid, ENGINE_API_KEY: 'old-key-1,new-key-2' }).registry.engines[0]!.keys).toEqual(['old-key-1', 'new-key-2']);
     for (const value of ['old-key-1,new-key-2,third-key-3', 'old-key-1,', ',new-key-2', 'old-key-1, new-key-2']) {
       const message = messageOf(() => loadGatewayConfig({ ...valid, ENGINE_API_KEY: value }));
       expect(message).toContain('ENGINE_API_KEY: must be one key, or two separated by a comma');
