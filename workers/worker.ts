@@ -6,7 +6,7 @@ import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId,
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
-import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { createMetrics, walletMetrics, type Metrics } from '../src/observability/metrics';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
@@ -127,28 +127,32 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   // rate are shared out over them, so N lanes do not multiply what one worker may send at once.
   const lanes = wallets.length * config.redisShards;
   const perLane = (total: number): number => Math.max(1, Math.ceil(total / lanes));
-  const watched = (worker: Worker): Worker => {
-    worker.on('error', throttledErrorLog(logger.child({ queue: worker.name }), 'worker error'));
+  const watched = (worker: Worker, log: Logger = logger): Worker => {
+    worker.on('error', throttledErrorLog(log.child({ queue: worker.name }), 'worker error'));
     // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
     worker.on('failed', (job, err) => {
       const last = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
-      logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
+      log[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
     });
-    worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, STALLED_LINE));
+    worker.on('stalled', (jobId) => log.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, STALLED_LINE));
     return worker;
   };
 
   /** One wallet's background work: its stores, queues, client and breaker, and the workers on its queues. */
   const openWalletLane = (entry: WalletEntry) => {
     const layout = walletLayout(config, entry.id);
+    // Its wallet series carry its `wallet` label.
+    const laneMetrics = walletMetrics(metrics, entry.id);
+    // Every line about this wallet's records, jobs and calls names it.
+    const laneLogger = logger.child({ wallet: entry.id });
     const rules = walletRules(entry);
     // The wallet's breaker state lives in its own shard 0, shared with the gateways.
     const { wallet, breaker } = openGuardedWallet({
       settings: entry.client,
       redis,
       keys: layout.keys(0),
-      logger,
-      metrics,
+      logger: laneLogger,
+      metrics: laneMetrics,
       wallet: entry.id === homeId ? deps.wallet : undefined,
       now,
       observeCalls: false,
@@ -158,7 +162,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
     const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
-    const queues = createQueues(bullmq, layout, throttledErrorLog(logger, 'queue error'));
+    const queues = createQueues(bullmq, layout, throttledErrorLog(laneLogger, 'queue error'));
     closers.defer(`queues ${entry.id}`, () => queues.close());
     const locks = lockSettings(rules.WALLET_TIMEOUT_MS);
     const timings = retryTimings({ ...config, ...rules });
@@ -167,8 +171,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       sessions,
       queues,
       wallet,
-      logger,
-      metrics,
+      logger: laneLogger,
+      metrics: laneMetrics,
       graceMs: timings.graceMs,
       deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
       deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
@@ -184,8 +188,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       breaker,
       // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
       rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
-      logger,
-      metrics,
+      logger: laneLogger,
+      metrics: laneMetrics,
       ...timings,
       now,
     });
@@ -193,7 +197,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       sessions,
       wallet,
       breaker,
-      logger,
+      logger: laneLogger,
       providerId: rules.PROVIDER_ID,
       unit: rules.RETRY_DELAY_UNIT,
       recheckMs: HELD_RECHECK_MS,
@@ -220,11 +224,12 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
                 // The ceiling a backlog drains at after an outage, over all workers (0: none).
                 ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perLane(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
               }),
+              laneLogger,
             ),
         },
         {
           queue: queues.shards[shard]!.terminate,
-          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, ...locks, prefix, concurrency: perLane(10) })),
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, processTerminate, { ...common, ...locks, prefix, concurrency: perLane(10) }), laneLogger),
         },
       ];
     });

@@ -48,6 +48,19 @@ export interface AdminDeps {
   authFailures?: FailureWindow;
   /** The operators' money console (pages under /admin, JSON under /admin/api); absent: not served. */
   console?: ConsoleDeps;
+  /** Every wallet of the registry as operators see it (no secrets): GET /admin/api/wallets. */
+  wallets(): Promise<readonly WalletOverview[]>;
+}
+
+/** One wallet in GET /admin/api/wallets: no URL (it may hold credentials), no secret. */
+export interface WalletOverview {
+  readonly id: string;
+  readonly provider_id: string;
+  readonly breaker: string;
+  /** Calls the answering gateway process has open at the wallet. */
+  readonly in_flight: number;
+  readonly pending: number;
+  readonly dead: number;
 }
 
 export const ADMIN_BASE_PATH = '/admin';
@@ -257,6 +270,10 @@ export function createAdminRouter(deps: AdminDeps): Router {
     }
     // The contract's record itself, with the operator fields beside its own (contract section 6).
     sendJson(res, 200, await adminView(record, transactions));
+  });
+
+  router.get(`${ADMIN_BASE_PATH}/api/wallets`, async (_req: Request, res: Response) => {
+    sendJson(res, 200, { wallets: await deps.wallets() });
   });
 
   router.post(`${ADMIN_BASE_PATH}/transactions/redrive`, express.json({ limit: '4kb' }), async (req: Request, res: Response) => {

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import Redis from 'ioredis';
 import type { RedisClient } from '../store/redis';
 import type { GatewayConfig } from '../config/env';
-import type { WalletRules } from '../config/registry';
+import type { WalletEntry, WalletRules } from '../config/registry';
 import type { Queues } from '../duties/queues';
 import { redriveMany } from '../duties/redrive';
 import { auditedRedrive } from '../console/actions';
@@ -20,7 +20,7 @@ import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
-import { createAdminRouter } from './admin';
+import { createAdminRouter, type WalletOverview } from './admin';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -200,6 +200,30 @@ export interface OperatorWiring {
   transactions: TransactionStore;
   sessions: SessionStore;
   queues: Queues;
+  /** Every wallet of the registry, for GET /admin/api/wallets. */
+  wallets: readonly OperatorWallet[];
+}
+
+/** What the operators' wallet list reads of one wallet. */
+export interface OperatorWallet {
+  readonly entry: Pick<WalletEntry, 'id' | 'providerId'>;
+  readonly breaker: Pick<WalletBreaker, 'state'>;
+  readonly transactions: Pick<TransactionStore, 'countPending' | 'listDead'>;
+  inFlight(): number;
+}
+
+function walletOverview(wallets: readonly OperatorWallet[]): () => Promise<WalletOverview[]> {
+  return () =>
+    Promise.all(
+      wallets.map(async (w) => ({
+        id: w.entry.id,
+        provider_id: w.entry.providerId,
+        breaker: w.breaker.state(),
+        in_flight: w.inFlight(),
+        pending: await w.transactions.countPending(),
+        dead: (await w.transactions.listDead(0, 1)).total,
+      })),
+    );
 }
 
 function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
@@ -264,6 +288,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
       logger: adminLogger,
       console: operatorConsole,
+      wallets: walletOverview(w.wallets),
     }),
   ];
 }

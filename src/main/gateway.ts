@@ -17,7 +17,7 @@ import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
 import { createBusyLogger, createLogger, type Logger } from '../observability/logger';
-import { createMetrics, type Metrics } from '../observability/metrics';
+import { createMetrics, walletMetrics, type Metrics } from '../observability/metrics';
 import { durabilityFor } from '../store/durability';
 import type { ShardLayout } from '../store/shards';
 import { closeRedis, createRedis, redisTargetOf, type RedisClient } from '../store/redis';
@@ -50,6 +50,8 @@ export interface WalletParts {
   readonly duties: QueueDuties;
   readonly wallet: WalletClient;
   readonly breaker: WalletBreaker;
+  /** Calls this process has open at the wallet. */
+  inFlight(): number;
 }
 
 /**
@@ -99,15 +101,17 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const engines = new Map<string, Engine>();
   for (const entry of registry.wallets) {
     const layout = walletLayout(config, entry.id);
+    // Every line about this wallet's sessions, transactions and calls names it.
+    const walletLogger = logger.child({ wallet: entry.id });
     const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
     const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
     // The wallet's breaker state lives in its own shard 0.
-    const { wallet, breaker } = openGuardedWallet({
+    const { wallet, breaker, inFlight } = openGuardedWallet({
       settings: entry.client,
       redis,
       keys: layout.keys(0),
-      logger,
-      metrics,
+      logger: walletLogger,
+      metrics: walletMetrics(metrics, entry.id),
       wallet: entry.id === homeId ? options.wallet : undefined,
       observeCalls: true,
     });
@@ -118,8 +122,8 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
     const durability = durabilityFor(config, [redis, bullRedis], layout);
     const engineConfig = { ...config, ...walletRules(entry) };
-    wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker });
-    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger, breaker }));
+    wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight });
+    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker }));
   }
   const home = wallets.get(homeId)!;
   const engine = engines.get(homeId)!;
@@ -127,7 +131,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     ? [demoGameRouter({ engine, simulatorUrl: home.entry.client.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()] }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {

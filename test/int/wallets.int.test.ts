@@ -24,7 +24,8 @@ import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 const A = { user: 'gw-a', password: 'pw-a-secret-0001', secret: 'sign-a-secret-0002', provider: '11' } as const;
 const B = { user: 'gw-b', password: 'pw-b-secret-0003', secret: 'sign-b-secret-0004', provider: '18446744073709551615' } as const;
 const KEYS = { x: 'studio-x-key-0005', y1: 'studio-y-key-0006', y2: 'studio-y-key-next-0007' } as const;
-const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2];
+const ADMIN_PASSWORD = 'ops-password-0008';
+const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2, ADMIN_PASSWORD];
 
 // One untagged shard (the one-Redis layout), and four hash-tagged shards (the cluster's key layout).
 describe.each(['1', '4'])('with REDIS_SHARDS=%s', (shards) => {
@@ -85,6 +86,8 @@ describe.each(['1', '4'])('with REDIS_SHARDS=%s', (shards) => {
         RETRY_DELAY_UNIT: 'ms',
         GATEWAY_PROCESSES: '1',
         LOG_LEVEL: 'debug',
+        ADMIN_USER: 'ops',
+        ADMIN_PASSWORD: ADMIN_PASSWORD,
         REDIS_SHARDS: shards,
       };
       gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'debug', name: 'wallets-gateway', destination: gatewayLogs.destination }), {
@@ -273,6 +276,45 @@ describe.each(['1', '4'])('with REDIS_SHARDS=%s', (shards) => {
     });
   });
 
+  describe('operators', () => {
+    it('GET /admin/api/wallets lists each wallet with its breaker, calls in flight, pending and dead, and no secret or URL', async () => {
+      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
+      const sb = encodeURIComponent(b.sessionId);
+      const bet = uniqueId('bet');
+      const win = uniqueId('win');
+      expect((await call(KEYS.x, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
+      simB.faults.failNext('credit', 1, Code.ClientError, { transactionId: win });
+      expect((await call(KEYS.x, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '2.00' })).status).toBe(202);
+
+      const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        wallets: [
+          { id: 'default', provider_id: A.provider, breaker: 'closed', in_flight: 0, pending: 0, dead: 0 },
+          { id: 'casino-b', provider_id: B.provider, breaker: 'closed', in_flight: 0, pending: 1, dead: 0 },
+        ],
+        request_id: expect.any(String),
+      });
+      expect(res.text).not.toContain(simA.url);
+      expect(res.text).not.toContain(simB.url);
+      expect((await request(gateway.url).get('/admin/api/wallets')).status).toBe(401);
+    });
+
+    it('the wallet series carry a `wallet` label, and every line about a wallet call names its wallet', async () => {
+      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
+      const bet = uniqueId('bet');
+      expect((await call(KEYS.x, `/sessions/${encodeURIComponent(b.sessionId)}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
+      const text = (await request(gateway.url).get('/metrics')).text;
+      expect(text).toMatch(/^wallet_calls_total\{operation="debit",outcome="ok",code="1",wallet="casino-b"\} [1-9]/m);
+      expect(text).toMatch(/^wallet_calls_total\{operation="authenticate",outcome="ok",code="1",wallet="default"\} [1-9]/m);
+      // The breaker's gauge is set at its first refresh of the shared state.
+      await waitFor('the breaker series of casino-b', async () => /^wallet_breaker_state\{wallet="casino-b"\} 0$/m.test((await request(gateway.url).get('/metrics')).text), 10_000);
+      const lines = gatewayLogs.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.transaction_id === bet);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.every((line) => line.wallet === 'casino-b')).toBe(true);
+    });
+  });
+
   describe('background work of wallet casino-b goes to casino-b', () => {
     let worker: RunningWorker;
 
@@ -301,6 +343,9 @@ describe.each(['1', '4'])('with REDIS_SHARDS=%s', (shards) => {
       expect(credits).toHaveLength(3);
       expect(credits.every((c) => c.body?.provider_id === B.provider)).toBe(true);
       expect(callsOf(simA, 'credit', win)).toHaveLength(0);
+      const lines = workerLogs.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.transaction_id === win);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.every((line) => line.wallet === 'casino-b')).toBe(true);
     });
 
     it('a bet casino-b refused is compensated at casino-b', async () => {
