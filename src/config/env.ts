@@ -347,6 +347,18 @@ export function loadSimConfig(env: Env = process.env): SimConfig {
   return Object.freeze(parseWith(simSchema, env));
 }
 
+/**
+ * The wallets of WALLETS_FILE for `npm run sim` (one simulator each), or undefined without the
+ * file. The file is validated whole, as the gateway does.
+ */
+export function loadSimWallets(env: Env = process.env): readonly WalletEntry[] | undefined {
+  const file = clean(env).WALLETS_FILE;
+  if (file === undefined) return undefined;
+  const { CURRENCY_DIGITS } = parseWith(z.object({ CURRENCY_DIGITS: gatewayOnly.CURRENCY_DIGITS }), env);
+  const transport = { WALLET_CONNECTIONS: 1, WALLET_HTTP2: false, WALLET_TLS_INSECURE: false };
+  return loadRegistryFile(file, env, { ...transport, currencyDigits: CURRENCY_DIGITS, maxTimeoutMs: WALLET_TIMEOUT_MAX_MS }).wallets;
+}
+
 /** The WALLET_* variables the simulator fills from SIM_DEFAULTS (unset or empty in `env`). */
 export function simDefaultedVariables(env: Env = process.env): (keyof typeof SIM_DEFAULTS)[] {
   const given = clean(env);
