@@ -8,7 +8,7 @@ import type { GatewayConfig } from '../config/env';
 import type { WalletEntry, WalletRules } from '../config/registry';
 import type { Queues } from '../duties/queues';
 import { redriveMany } from '../duties/redrive';
-import { auditedRedrive } from '../console/actions';
+import { auditedRedrive, type ActionDeps } from '../console/actions';
 import { withDeadline } from '../lib/deadline';
 import { LEASE_MARGIN_MS } from '../duties/settlement';
 import { clusterScrape } from '../observability/cluster-metrics';
@@ -20,7 +20,7 @@ import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
-import { createAdminRouter, type WalletOverview } from './admin';
+import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -204,12 +204,34 @@ export interface OperatorWiring {
   wallets: readonly OperatorWallet[];
 }
 
-/** What the operators' wallet list reads of one wallet. */
+/** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
 export interface OperatorWallet {
-  readonly entry: Pick<WalletEntry, 'id' | 'providerId'>;
+  readonly entry: WalletEntry;
   readonly breaker: Pick<WalletBreaker, 'state'>;
-  readonly transactions: Pick<TransactionStore, 'countPending' | 'listDead'>;
+  readonly transactions: TransactionStore;
+  readonly sessions: SessionStore;
+  readonly queues: Queues;
+  readonly wallet: WalletClient;
   inFlight(): number;
+}
+
+/** A wallet's redrives, audited in its own audit trail, as the console's are. */
+function walletAdmin(w: OperatorWallet, redis: RedisClient): WalletAdmin {
+  const actions: ActionDeps = {
+    store: w.transactions,
+    sessions: w.sessions,
+    queues: w.queues,
+    audit: createAuditTrail(redis, w.transactions.layout),
+    wallet: w.wallet,
+    providerId: w.entry.providerId,
+    compensationLeaseMs: w.entry.client.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+    now: Date.now,
+  };
+  return {
+    transactions: w.transactions,
+    redrive: (id, actor) => auditedRedrive(actions, id, actor),
+    redriveMany: (filter, actor) => redriveMany({ store: w.transactions, queues: w.queues }, filter, (id) => auditedRedrive(actions, id, actor)),
+  };
 }
 
 function walletOverview(wallets: readonly OperatorWallet[]): () => Promise<WalletOverview[]> {
@@ -263,6 +285,12 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
+  const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, w.redis)]));
+  const home: WalletAdmin = {
+    transactions,
+    redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
+    redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
+  };
   const operatorConsole = consoleDeps(w, adminLogger);
   const credentials =
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
@@ -283,9 +311,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     createAdminRouter({
       credentials,
       queues: allQueues,
-      transactions,
-      redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
-      redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
+      walletAdmin: (walletId) => (walletId === undefined ? home : admins.get(walletId)),
       logger: adminLogger,
       console: operatorConsole,
       wallets: walletOverview(w.wallets),

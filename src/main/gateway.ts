@@ -131,7 +131,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     ? [demoGameRouter({ engine, simulatorUrl: home.entry.client.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()] }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })) }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -360,6 +360,34 @@ describe.each(['1', '4'])('with REDIS_SHARDS=%s', (shards) => {
       expect(simA.walletCalls().filter((c) => c.body?.reference_transaction_id === bet || c.transactionId === bet)).toEqual([]);
     });
 
+    it('a dead win of casino-b is listed, looked up and redriven through the admin API with ?wallet=casino-b, and then credited at casino-b', async () => {
+      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
+      const sb = encodeURIComponent(b.sessionId);
+      const bet = uniqueId('bet');
+      const win = uniqueId('win');
+      expect((await call(KEYS.x, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
+      // The first try and all ten retries refused: dead.
+      simB.faults.failNext('credit', 11, Code.ClientError, { transactionId: win });
+      expect((await call(KEYS.x, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '2.00' })).status).toBe(202);
+      await waitFor('the win dead', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'dead', 25_000);
+
+      const admin = (path: string) => request(gateway.url).get(path).auth('ops', ADMIN_PASSWORD);
+      const listed = kept(await admin('/admin/transactions?state=dead&wallet=casino-b'));
+      expect((listed.body as { transactions: { transaction_id: string }[] }).transactions.map((t) => t.transaction_id)).toContain(win);
+      expect((kept(await admin('/admin/transactions?state=dead')).body as { transactions: { transaction_id: string }[] }).transactions.map((t) => t.transaction_id)).not.toContain(win);
+      expect(kept(await admin(`/admin/transactions/${win}`)).status).toBe(404);
+      expect(kept(await admin(`/admin/transactions/${win}?wallet=casino-b`)).body).toMatchObject({ transaction_id: win, state: 'dead' });
+      expect(kept(await admin(`/admin/transactions/${win}?wallet=casino-z`)).body).toMatchObject({ error: { code: 'WALLET_NOT_FOUND' } });
+      const wallets = kept(await admin('/admin/api/wallets')).body as { wallets: { id: string; dead: number }[] };
+      expect(wallets.wallets.find((w) => w.id === 'casino-b')!.dead).toBe(1);
+
+      const redriven = kept(await request(gateway.url).post(`/admin/transactions/${win}/redrive?wallet=casino-b`).auth('ops', ADMIN_PASSWORD));
+      expect(redriven.status).toBe(202);
+      await waitFor('the redriven win credited at casino-b', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'succeeded', 20_000);
+      expect(callsOf(simB, 'credit', win).at(-1)!.code).toBe(Code.Success);
+      expect(callsOf(simA, 'credit', win)).toHaveLength(0);
+    }, 60_000);
+
     it('a session of casino-b ended while its win is pending: the terminate waits, then goes to casino-b', async () => {
       const token = uniqueId('tok');
       const b = await launch('/launch/casino-b', { token, playerId: newPlayerId() });
