@@ -38,6 +38,21 @@ describe('wallet key layout', () => {
     expect(walletLayout(one, 'casino-c').shardOfId(sessionId)).toBeUndefined();
   });
 
+  it('every key of a wallet is under its own prefix: none is shared with another wallet', () => {
+    for (const settings of [one, cluster]) {
+      const b = walletLayout(settings, 'casino-b');
+      const c = walletLayout(settings, 'casino-c');
+      const a = walletLayout(settings, 'default');
+      for (const shard of b.all) {
+        const keysOf = (layout: typeof b) => Object.values(layout.keys(shard)).map((make: (...args: string[]) => string) => make('x', 'y', 'z'));
+        const own = keysOf(b);
+        expect(own.length).toBeGreaterThan(20);
+        for (const key of own) expect(key.startsWith(settings === one ? 'wgw:w:casino-b:' : `${b.queuePrefix(shard)}:`)).toBe(true);
+        for (const other of [...keysOf(a), ...keysOf(c)]) expect(own).not.toContain(other);
+      }
+    }
+  });
+
   it('on a cluster each wallet has its own shards, each one slot, and none shares a tag with another wallet\'s', () => {
     const a = walletLayout(cluster, 'default');
     const b = walletLayout(cluster, 'casino-b');
