@@ -143,6 +143,23 @@ export function walletsSuite(placement: RedisPlacement): void {
   const callsOf = (sim: RunningSimulator, operation: string, transactionId?: string) =>
     sim.walletCalls().filter((c) => c.operation === operation && (transactionId === undefined || c.transactionId === transactionId));
 
+  /**
+   * A bet in a casino-b session, then its win, which casino-b refuses (code 30) the first `refusals`
+   * times: answered 202, pending. `token`: the session's wallet token (default a fresh one).
+   */
+  async function pendingWinAtB(refusals: number, options: { key?: string; token?: string; playerId?: string } = {}) {
+    const key = options.key ?? KEYS.x;
+    const token = options.token ?? uniqueId('tok');
+    const b = await launch('/launch/casino-b', { token, playerId: options.playerId ?? newPlayerId() });
+    const sb = encodeURIComponent(b.sessionId);
+    const bet = uniqueId('bet');
+    const win = uniqueId('win');
+    expect((await call(key, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
+    simB.faults.failNext('credit', refusals, Code.ClientError, { transactionId: win });
+    expect((await call(key, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '4.00' })).status).toBe(202);
+    return { sb, token, win };
+  }
+
   describe('routing', () => {
     it('GET /launch goes to wallet default and GET /launch/{wallet_id} to that wallet, each with its own credentials, signature and provider id', async () => {
       const token = uniqueId('tok');
@@ -288,13 +305,7 @@ export function walletsSuite(placement: RedisPlacement): void {
 
   describe('operators', () => {
     it('GET /admin/api/wallets lists each wallet with its breaker, calls in flight, pending and dead, and no secret or URL', async () => {
-      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
-      const sb = encodeURIComponent(b.sessionId);
-      const bet = uniqueId('bet');
-      const win = uniqueId('win');
-      expect((await call(KEYS.x, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
-      simB.faults.failNext('credit', 1, Code.ClientError, { transactionId: win });
-      expect((await call(KEYS.x, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '2.00' })).status).toBe(202);
+      await pendingWinAtB(1);
 
       const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
       expect(res.status).toBe(200);
@@ -337,17 +348,11 @@ export function walletsSuite(placement: RedisPlacement): void {
     });
 
     it('a win casino-b did not take is retried at casino-b with its credentials, signature and provider id', async () => {
+      // The same token and player in wallet default too.
       const token = uniqueId('tok');
       const playerId = newPlayerId();
       await launch('/launch', { token, playerId });
-      const b = await launch('/launch/casino-b', { token, playerId });
-      const sb = encodeURIComponent(b.sessionId);
-      const bet = uniqueId('bet');
-      const win = uniqueId('win');
-      expect((await call(KEYS.y2, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
-      simB.faults.failNext('credit', 2, Code.ClientError, { transactionId: win });
-      const pending = await call(KEYS.y2, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '4.00' });
-      expect(pending.status).toBe(202);
+      const { win } = await pendingWinAtB(2, { key: KEYS.y2, token, playerId });
       await waitFor('the win credited at casino-b', async () => ((await lookup(KEYS.y2, win)).body as { state?: string }).state === 'succeeded', 20_000);
       const credits = callsOf(simB, 'credit', win);
       expect(credits).toHaveLength(3);
@@ -371,14 +376,8 @@ export function walletsSuite(placement: RedisPlacement): void {
     });
 
     it('a dead win of casino-b is listed, looked up and redriven through the admin API with ?wallet=casino-b, and then credited at casino-b', async () => {
-      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
-      const sb = encodeURIComponent(b.sessionId);
-      const bet = uniqueId('bet');
-      const win = uniqueId('win');
-      expect((await call(KEYS.x, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
       // The first try and all ten retries refused: dead.
-      simB.faults.failNext('credit', 11, Code.ClientError, { transactionId: win });
-      expect((await call(KEYS.x, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '2.00' })).status).toBe(202);
+      const { win } = await pendingWinAtB(11);
       await waitFor('the win dead', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'dead', 25_000);
 
       const admin = (path: string) => request(gateway.url).get(path).auth('ops', ADMIN_PASSWORD);
@@ -399,14 +398,7 @@ export function walletsSuite(placement: RedisPlacement): void {
     }, 60_000);
 
     it('a session of casino-b ended while its win is pending: the terminate waits, then goes to casino-b', async () => {
-      const token = uniqueId('tok');
-      const b = await launch('/launch/casino-b', { token, playerId: newPlayerId() });
-      const sb = encodeURIComponent(b.sessionId);
-      const bet = uniqueId('bet');
-      const win = uniqueId('win');
-      expect((await call(KEYS.x, `/sessions/${sb}/bet`, { round_id: 'r', transaction_id: bet, amount: '1.00' })).status).toBe(200);
-      simB.faults.failNext('credit', 1, Code.ClientError, { transactionId: win });
-      expect((await call(KEYS.x, `/sessions/${sb}/win`, { round_id: 'r', transaction_id: win, bet_transaction_id: bet, amount: '2.00' })).status).toBe(202);
+      const { sb, token, win } = await pendingWinAtB(1);
       expect((await call(KEYS.x, `/sessions/${sb}/end`)).status).toBeLessThan(300);
       await waitFor('the token terminated at casino-b', async () => callsOf(simB, 'terminate').some((c) => c.body?.token === token), 20_000);
       expect(callsOf(simA, 'terminate').filter((c) => c.body?.token === token)).toHaveLength(0);

@@ -1,4 +1,5 @@
-import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { messageOf } from '../support/config-message';
 
 /** A bad variable stops the process with a message naming it and what is wrong, never its value. */
 const valid = {
@@ -9,16 +10,6 @@ const valid = {
   PROVIDER_ID: '1',
   ENGINE_API_KEY: 'engine-value-3',
 };
-
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('the configuration was accepted');
-}
 
 describe('configuration errors', () => {
   it.each([

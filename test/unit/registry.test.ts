@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { messageOf } from '../support/config-message';
 
 /** The registry of wallets and engines (contract 11): WALLETS_FILE validated whole at start. */
 const dir = mkdtempSync(join(tmpdir(), 'wgw-registry-'));
@@ -48,16 +49,6 @@ const valid = {
   wallets: [walletA, walletB],
   engines: [{ id: 'studio-x', keys: [{ env: 'STUDIO_X_KEY' }, { env: 'STUDIO_X_KEY_NEXT' }], wallets: ['casino-a', 'casino-b'] }],
 };
-
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('the registry was accepted');
-}
 
 describe('WALLETS_FILE', () => {
   it('reads every wallet and engine, resolves the secrets, and gives the optional fields the single-wallet defaults; no WALLET_* variable is needed', () => {
