@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const EXPRESS = { regex: '^(express|@bull-board/express)(/.*)?$', message: 'wallet/, store/, duties/, engine/ and console/ never import Express.' };
+const EXPRESS = { regex: '^(express|@bull-board/express)(/.*)?$', message: 'wallet/, store/, registry/, duties/, engine/ and console/ never import Express.' };
 
 /** An import of a src/ folder other than these (and of anything outside src/) from a file one folder down. */
 const onlyFloors = (folder, below) => ({
@@ -16,12 +16,13 @@ const FLOORS = [
   ['config', ['lib']],
   ['wallet', ['lib', 'config']],
   ['store', ['lib', 'config', 'wallet']],
-  ['duties', ['lib', 'config', 'wallet', 'store', 'observability']],
-  ['engine', ['lib', 'config', 'wallet', 'store', 'observability', 'duties']],
-  ['console', ['lib', 'config', 'wallet', 'store', 'observability', 'duties', 'engine']],
-  ['http', ['lib', 'config', 'wallet', 'store', 'observability', 'duties', 'engine', 'console']],
+  ['registry', ['lib', 'config', 'wallet', 'store']],
+  ['duties', ['lib', 'config', 'wallet', 'store', 'registry', 'observability']],
+  ['engine', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties']],
+  ['console', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine']],
+  ['http', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine', 'console']],
 ];
-const NO_EXPRESS = new Set(['wallet', 'store', 'duties', 'engine', 'console']);
+const NO_EXPRESS = new Set(['wallet', 'store', 'registry', 'duties', 'engine', 'console']);
 
 // Within http/: the console's routes and pages sit below admin.ts, which mounts them.
 const BELOW_ADMIN = ['src/http/console.ts', 'src/http/console-pages.ts', 'src/http/admin-view.ts'];

@@ -69,20 +69,23 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
 
 function serve(): void {
   const prefix = config.QUEUE_PREFIX;
+  // The bench serves the one wallet and engine of the single-wallet variables.
+  const wallet = config.registry.wallets[0]!;
+  const w = wallet.client;
   const redis = new Redis(config.REDIS_URL) as ClaimingRedis;
   redis.defineCommand('claim', { numberOfKeys: 2, lua: CLAIM });
   // The wallet client's HTTP/1.1 pool settings (src/wallet/client.ts); the bench runs this case over HTTP/1.1 only.
-  const pool = new Pool(config.WALLET_BASE_URL, {
-    connections: config.WALLET_CONNECTIONS,
+  const pool = new Pool(w.WALLET_BASE_URL, {
+    connections: w.WALLET_CONNECTIONS,
     pipelining: 1,
-    connectTimeout: config.WALLET_TIMEOUT_MS,
-    headersTimeout: config.WALLET_TIMEOUT_MS,
-    bodyTimeout: config.WALLET_TIMEOUT_MS,
+    connectTimeout: w.WALLET_TIMEOUT_MS,
+    headersTimeout: w.WALLET_TIMEOUT_MS,
+    bodyTimeout: w.WALLET_TIMEOUT_MS,
   });
-  const signer = hmacSigner(config.WALLET_SIGNING_SECRET, config.WALLET_SIGNATURE_ALGO, config.WALLET_SIGNATURE_ENCODING);
-  const authorization = basicAuthHeader(config.WALLET_BASIC_USER, config.WALLET_BASIC_PASSWORD);
-  const bearer = `Bearer ${config.ENGINE_API_KEY[0]}`;
-  const walletPrefix = new URL(config.WALLET_BASE_URL).pathname.replace(/\/+$/, '');
+  const signer = hmacSigner(w.WALLET_SIGNING_SECRET, w.WALLET_SIGNATURE_ALGO, w.WALLET_SIGNATURE_ENCODING);
+  const authorization = basicAuthHeader(w.WALLET_BASIC_USER, w.WALLET_BASIC_PASSWORD);
+  const bearer = `Bearer ${config.registry.engines[0]!.keys[0]}`;
+  const walletPrefix = new URL(w.WALLET_BASE_URL).pathname.replace(/\/+$/, '');
   const debitPath = walletPrefix + OPERATION_PATH.debit;
   const balancePath = walletPrefix + OPERATION_PATH.balance;
 
@@ -103,7 +106,7 @@ function serve(): void {
       token: session.token,
       player_id: jsonNumber(session.player_id),
       site_id: jsonNumber(session.site_id),
-      provider_id: jsonNumber(config.PROVIDER_ID),
+      provider_id: jsonNumber(wallet.providerId),
       game_id: session.game_id,
       currency: session.currency,
     };

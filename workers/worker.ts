@@ -1,14 +1,15 @@
 import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
+import { homeWalletId, walletRules, type WalletEntry, type WalletRules } from '../src/config/registry';
+import { walletLayout } from '../src/registry/wallet-layout';
 import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, tracedProcessor, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
 import { createLogger, type Logger } from '../src/observability/logger';
-import { createMetrics, type Metrics } from '../src/observability/metrics';
+import { createMetrics, walletMetrics, type Metrics } from '../src/observability/metrics';
 import { startTracing } from '../src/observability/tracing';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
 import { createSessionStore } from '../src/store/sessions';
-import { shardLayoutFor } from '../src/store/shards';
 import { createTransactionStore } from '../src/store/transactions';
 import type { WalletClient } from '../src/wallet/protocol';
 import { openGuardedWallet } from '../src/duties/wallet-breaker';
@@ -40,8 +41,8 @@ export function lockSettings(walletTimeoutMs: number): { lockDuration: number; s
 /** How often held work looks again: an ending session at its pending set, a round closer at its round. */
 export const HELD_RECHECK_MS = 1_000;
 
-/** The timings a retry run keeps, from the worker's configuration (one place for the worker and its tests). */
-export function retryTimings(config: Pick<WorkerConfig, 'WALLET_TIMEOUT_MS' | 'RETRY_DELAY_UNIT' | 'DEAD_CHECK_INTERVAL_MS' | 'DEAD_CHECK_WINDOW_MS' | 'REDIS_MIN_REPLICAS' | 'REDIS_WAIT_MS'>) {
+/** The timings a retry run keeps, from the worker's configuration and one wallet's rules (one place for the worker and its tests). */
+export function retryTimings(config: Pick<WalletRules, 'WALLET_TIMEOUT_MS' | 'RETRY_DELAY_UNIT'> & Pick<WorkerConfig, 'DEAD_CHECK_INTERVAL_MS' | 'DEAD_CHECK_WINDOW_MS' | 'REDIS_MIN_REPLICAS' | 'REDIS_WAIT_MS'>) {
   const locks = lockSettings(config.WALLET_TIMEOUT_MS);
   return {
     unit: config.RETRY_DELAY_UNIT,
@@ -63,13 +64,16 @@ export interface WorkerDeps {
   readonly config: WorkerConfig;
   readonly logger?: Logger;
   readonly metrics?: Metrics;
-  /** Defaults to the undici client built from the config. */
+  /** The home wallet's client (homeWalletId); defaults to the undici client built from the registry. */
   readonly wallet?: WalletClient;
   readonly now?: () => number;
 }
 
 export interface RunningWorker {
+  /** The home wallet's queues (homeWalletId): they also hold the upkeep schedulers. */
   readonly queues: Queues;
+  /** Every wallet's queues, by wallet id. */
+  readonly walletQueues: ReadonlyMap<string, Queues>;
   readonly metrics: Metrics;
   /** Base URL of GET /metrics and /healthz; undefined without WORKER_METRICS_PORT. */
   readonly metricsUrl: string | undefined;
@@ -112,11 +116,6 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   closers.defer('redis', () => closeRedis(redis));
   const bullmq = createRedis(target, { forBullmq: true, name: 'worker-bullmq', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullmq));
-  const layout = shardLayoutFor(config);
-  // What every process shares (the wallet breaker) lives in shard 0.
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys: layout.keys(0), logger, metrics, wallet: deps.wallet, now, observeCalls: false });
-  closers.defer('wallet client', () => wallet.close());
-  closers.defer('wallet breaker', () => breaker.close());
   const eviction = await checkEvictionPolicy(redis);
   if (!eviction.ok) {
     logger.error(
@@ -125,77 +124,94 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     );
   }
 
-  const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
-  // The worker never creates or renews sessions; it ends them with their token's terminate.
-  const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
-  const queues = createQueues(bullmq, layout, throttledErrorLog(logger, 'queue error'));
-  closers.defer('queues', () => queues.close());
-  const locks = lockSettings(config.WALLET_TIMEOUT_MS);
-  const timings = retryTimings(config);
-  const { graceMs } = timings;
-
-  const upkeepDeps: UpkeepDeps = {
-    store,
-    sessions,
-    queues,
-    wallet,
-    logger,
-    metrics,
-    graceMs,
-    deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
-    deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
-    providerId: config.PROVIDER_ID,
-    breaker,
-    now,
-  };
-  // This process's place in the dead-check's window, kept from run to run.
-  const deadCheckCursor: DeadCheckCursor = { from: 0 };
-  const retryProcessorOf = (shard: number) => createRetryProcessor({
-    store,
-    ensureRetryJob: (record) => ensureRetryJob(queues, record, 0),
-    shard,
-    wallet,
-    breaker,
-    // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
-    rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
-    logger,
-    metrics,
-    ...timings,
-    now,
-  });
-  const processTerminate = createTerminateProcessor({
-    sessions,
-    wallet,
-    breaker,
-    logger,
-    providerId: config.PROVIDER_ID,
-    unit: config.RETRY_DELAY_UNIT,
-    recheckMs: HELD_RECHECK_MS,
-    leaseMs: locks.lockDuration,
-    graceMs,
-    windowMs: config.DEAD_CHECK_WINDOW_MS,
-    retentionSeconds: config.RECORD_RETENTION_SECONDS,
-    now,
-  });
-
-  const tracedTerminate = tracedProcessor(QUEUE_NAMES.terminate, processTerminate);
-
-  const common = { connection: bullmq, ...locks, settings: { backoffStrategy } };
-  // Every worker consumes every shard's queues; the concurrency and the retry rate are shared out
-  // over the shards, so N shards do not multiply what one worker may send at once.
-  const perShard = (total: number): number => Math.max(1, Math.ceil(total / layout.count));
-  const watched = (worker: Worker): Worker => {
-    worker.on('error', throttledErrorLog(logger.child({ queue: worker.name }), 'worker error'));
+  const common = { connection: bullmq, settings: { backoffStrategy } };
+  const { wallets } = config.registry;
+  const homeId = homeWalletId(config.registry);
+  // Every worker consumes every wallet's and every shard's queues; the concurrency and the retry
+  // rate are shared out over them, so N lanes do not multiply what one worker may send at once.
+  const lanes = wallets.length * config.redisShards;
+  const perLane = (total: number): number => Math.max(1, Math.ceil(total / lanes));
+  const watched = (worker: Worker, log: Logger = logger): Worker => {
+    worker.on('error', throttledErrorLog(log.child({ queue: worker.name }), 'worker error'));
     // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
     worker.on('failed', (job, err) => {
       const last = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
-      logger[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
+      log[last ? 'warn' : 'debug']({ queue: worker.name, job_id: job?.id, ...subjectOfJobId(job?.id ?? ''), attempts_made: job?.attemptsMade, reason: err.message }, last ? 'job failed for good' : 'job to run again');
     });
-    worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, STALLED_LINE));
+    worker.on('stalled', (jobId) => log.warn({ queue: worker.name, job_id: jobId, ...subjectOfJobId(jobId) }, STALLED_LINE));
     return worker;
   };
-  const slots: WorkerSlot[] = [
-    ...layout.all.flatMap((shard) => {
+
+  /** One wallet's background work: its stores, queues, client and breaker, and the workers on its queues. */
+  const openWalletLane = (entry: WalletEntry) => {
+    const layout = walletLayout(config, entry.id);
+    // Its wallet series carry its `wallet` label.
+    const laneMetrics = walletMetrics(metrics, entry.id);
+    // Every line about this wallet's records, jobs and calls names it.
+    const laneLogger = logger.child({ wallet: entry.id });
+    const rules = walletRules(entry);
+    // The wallet's breaker state lives in its own shard 0, shared with the gateways.
+    const { wallet, breaker } = openGuardedWallet({
+      settings: entry.client,
+      redis,
+      keys: layout.keys(0),
+      logger: laneLogger,
+      metrics: laneMetrics,
+      wallet: entry.id === homeId ? deps.wallet : undefined,
+      now,
+      observeCalls: false,
+    });
+    closers.defer(`wallet client ${entry.id}`, () => wallet.close());
+    closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
+    // The worker never creates or renews sessions; it ends them with their token's terminate.
+    const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+    const queues = createQueues(bullmq, layout, throttledErrorLog(laneLogger, 'queue error'));
+    closers.defer(`queues ${entry.id}`, () => queues.close());
+    const locks = lockSettings(rules.WALLET_TIMEOUT_MS);
+    const timings = retryTimings({ ...config, ...rules });
+    const upkeep: UpkeepDeps = {
+      store,
+      sessions,
+      queues,
+      wallet,
+      logger: laneLogger,
+      metrics: laneMetrics,
+      graceMs: timings.graceMs,
+      deadCheckWindowMs: config.DEAD_CHECK_WINDOW_MS,
+      deadCheckIntervalMs: config.DEAD_CHECK_INTERVAL_MS,
+      providerId: rules.PROVIDER_ID,
+      breaker,
+      now,
+    };
+    const retryProcessorOf = (shard: number) => createRetryProcessor({
+      store,
+      ensureRetryJob: (record) => ensureRetryJob(queues, record, 0),
+      shard,
+      wallet,
+      breaker,
+      // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
+      rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
+      logger: laneLogger,
+      metrics: laneMetrics,
+      ...timings,
+      now,
+    });
+    const processTerminate = createTerminateProcessor({
+      sessions,
+      wallet,
+      breaker,
+      logger: laneLogger,
+      providerId: rules.PROVIDER_ID,
+      unit: rules.RETRY_DELAY_UNIT,
+      recheckMs: HELD_RECHECK_MS,
+      leaseMs: locks.lockDuration,
+      graceMs: timings.graceMs,
+      windowMs: config.DEAD_CHECK_WINDOW_MS,
+      retentionSeconds: config.RECORD_RETENTION_SECONDS,
+      now,
+    });
+    const slots: WorkerSlot[] = layout.all.flatMap((shard) => {
       const prefix = layout.queuePrefix(shard);
       return [
         {
@@ -206,27 +222,47 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
             watched(
               new Worker<RetryJobData>(QUEUE_NAMES.retry, tracedProcessor(QUEUE_NAMES.retry, retryProcessorOf(shard)), {
                 ...common,
+                ...locks,
                 prefix,
-                concurrency: perShard(config.WORKER_CONCURRENCY),
+                concurrency: perLane(config.WORKER_CONCURRENCY),
                 // The ceiling a backlog drains at after an outage, over all workers (0: none).
-                ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perShard(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
+                ...(config.WALLET_RETRY_RATE > 0 ? { limiter: { max: perLane(config.WALLET_RETRY_RATE), duration: 1000 } } : {}),
               }),
+              laneLogger,
             ),
         },
         {
           queue: queues.shards[shard]!.terminate,
-          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, tracedTerminate, { ...common, prefix, concurrency: perShard(10) })),
+          make: () => watched(new Worker<TerminateJobData>(QUEUE_NAMES.terminate, tracedProcessor(QUEUE_NAMES.terminate, processTerminate), { ...common, ...locks, prefix, concurrency: perLane(10) }), laneLogger),
         },
       ];
-    }),
+    });
+    return { entry, layout, queues, upkeep, locks, slots, deadCheckCursor: { from: 0 } as DeadCheckCursor };
+  };
+  const walletLanes = wallets.map(openWalletLane);
+  const home = walletLanes.find((lane) => lane.entry.id === homeId)!;
+  const queues = home.queues;
+
+  const sweepAll = async (signal?: AbortSignal): Promise<number> => {
+    let examined = 0;
+    for (const lane of walletLanes) examined += (await sweep(lane.upkeep, signal)).examined;
+    return examined;
+  };
+  const deadCheckAll = async (): Promise<number> => {
+    let checked = 0;
+    for (const lane of walletLanes) checked += await deadCheck(lane.upkeep, lane.deadCheckCursor);
+    return checked;
+  };
+  const slots: WorkerSlot[] = [
+    ...walletLanes.flatMap((lane) => lane.slots),
     {
       queue: queues.upkeep,
       make: () =>
         watched(
           new Worker(
             QUEUE_NAMES.upkeep,
-            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheck(upkeepDeps, deadCheckCursor) : (await sweep(upkeepDeps)).examined),
-            { ...common, prefix: layout.queuePrefix(0), concurrency: 1 },
+            async (job: Job) => (job.name === UPKEEP_JOBS.deadCheck ? deadCheckAll() : sweepAll()),
+            { ...common, ...home.locks, prefix: home.layout.queuePrefix(0), concurrency: 1 },
           ),
         ),
     },
@@ -240,7 +276,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
 
   async function sweepNow(signal?: AbortSignal): Promise<void> {
     try {
-      await sweep(upkeepDeps, signal);
+      await sweepAll(signal);
     } catch (err) {
       logger.error({ err }, 'sweep failed');
     }
@@ -255,17 +291,18 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     return firstSweep;
   });
   logger.info(
-    { prefix: config.QUEUE_PREFIX, shards: layout.count, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...locks },
+    { prefix: config.QUEUE_PREFIX, wallets: wallets.map((w) => w.id), shards: config.redisShards, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...home.locks },
     'worker started',
   );
 
   let closing: Promise<void> | undefined;
   return {
     queues,
+    walletQueues: new Map(walletLanes.map((lane) => [lane.entry.id, lane.queues])),
     metrics,
     metricsUrl: metricsServer?.url,
     sweepNow: () => sweepNow(),
-    deadCheckNow: () => deadCheck(upkeepDeps, deadCheckCursor),
+    deadCheckNow: deadCheckAll,
     close() {
       closing ??= closers.closeAll().then(() => {
         logger.info('worker stopped');

@@ -1,10 +1,9 @@
-import { ConfigError, loadWalletCheckConfig, type WalletSettings } from '../config/env';
+import { ConfigError, loadWalletRegistry, type WalletSettings } from '../config/env';
+import { DEFAULT_WALLET_ID } from '../config/registry';
 
 /**
- * Which wallet a check talks to, and with what. The one seam for the registry of wallets
- * (contract 11, WALLETS_FILE), which this build does not read yet: today only the wallet `default`
- * exists, defined by the single-wallet variables (contract 2) and parsed exactly as the gateway
- * parses them. Once the registry lands, `resolveWalletTarget` looks the id up there instead.
+ * Which wallet a check talks to, and with what: a wallet of the registry (contract 11), read as the
+ * gateway reads it — WALLETS_FILE's, or wallet `default` of the single-wallet variables (contract 2).
  */
 export interface WalletTarget {
   readonly id: string;
@@ -12,20 +11,16 @@ export interface WalletTarget {
   readonly providerId: string;
 }
 
-export const DEFAULT_WALLET_ID = 'default';
-
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Throws ConfigError naming the variable, or saying the registry is not configured for another id. */
+/** Throws ConfigError naming the variable or field, or the wallet id the registry does not hold. */
 export function resolveWalletTarget(walletId: string | undefined, env: Env): WalletTarget {
+  const registry = loadWalletRegistry(env);
   const id = walletId ?? DEFAULT_WALLET_ID;
-  if (id !== DEFAULT_WALLET_ID) {
-    throw new ConfigError(
-      `--wallet ${id}: no wallet registry is configured (WALLETS_FILE, contract section 11, is not supported by this build); ` +
-        `only the wallet "${DEFAULT_WALLET_ID}" of the WALLET_* variables can be checked (omit --wallet or pass --wallet ${DEFAULT_WALLET_ID})`,
-    );
+  const entry = registry.wallet(id);
+  if (entry === undefined) {
+    const known = registry.wallets.map((w) => w.id).join(', ');
+    throw new ConfigError(`--wallet ${id}: the registry has no such wallet (it holds: ${known})${walletId === undefined ? '; name one with --wallet' : ''}`);
   }
-  const config = loadWalletCheckConfig(env);
-  const { PROVIDER_ID, ...settings } = config;
-  return { id, settings, providerId: PROVIDER_ID };
+  return { id, settings: entry.client, providerId: entry.providerId };
 }

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from '../lib/config-error';
 import { u64 } from '../lib/schemas';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_WALLET_ID, hostOf, loadRegistryFile, registryOf, type Registry, type WalletEntry } from './registry';
 
 /**
  * The environment, read and validated once at start into one frozen object. Nothing else in the
@@ -70,8 +71,11 @@ const shared = {
   REDIS_WAIT_MS: timerMs.default(500),
   QUEUE_PREFIX: queuePrefix.default('wgw'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The registry of wallets and engines (contract 11); unset: the single-wallet variables below. */
+  WALLETS_FILE: z.string().optional(),
 };
 
+/** The one wallet of a deployment without WALLETS_FILE (wallet `default`). */
 const wallet = {
   WALLET_BASE_URL: httpUrl,
   WALLET_BASIC_USER: nonEmpty,
@@ -81,14 +85,18 @@ const wallet = {
   WALLET_SIGNATURE_ENCODING: z.enum(['hex', 'base64']).default('hex'),
   WALLET_TIMEOUT_MS: positiveInt.max(WALLET_TIMEOUT_MAX_MS, `must be at most ${WALLET_TIMEOUT_MAX_MS} (twice it plus 5 s is the workers' job lock, a timer)`).default(5000),
   WALLET_HOST_HEADER: z.string().optional(),
+  PROVIDER_ID: u64,
+  RETRY_DELAY_UNIT: z.enum(['ms', 's']).default('ms'),
+};
+
+/** How every wallet client connects, whichever wallet it calls. */
+const transport = {
   /** Keep-alive connections to the wallet (HTTP/1.1); with HTTP/2 one connection multiplexes. */
   WALLET_CONNECTIONS: positiveInt.default(64),
   /** With an https wallet, offer HTTP/2 in ALPN; false keeps HTTP/1.1 over TLS (WALLET_CONNECTIONS connections). */
   WALLET_HTTP2: z.stringbool().default(true),
   /** Accept a self-signed wallet certificate (tests and the bench only). */
   WALLET_TLS_INSECURE: z.stringbool().default(false),
-  PROVIDER_ID: u64,
-  RETRY_DELAY_UNIT: z.enum(['ms', 's']).default('ms'),
 };
 
 /** TOKEN_SESSION_CAP's default (tests open sessions with it too). */
@@ -96,7 +104,6 @@ export const DEFAULT_TOKEN_SESSION_CAP = 100;
 
 const gatewayOnly = {
   PORT: port.default(8080),
-  ENGINE_API_KEY: engineKeys,
   ADMIN_USER: nonEmpty.optional(),
   ADMIN_PASSWORD: nonEmpty.optional(),
   GAME_URL_TEMPLATE: z.string().default('/demo-game?session={session_id}'),
@@ -153,10 +160,13 @@ const workerProcessOnly = {
   WORKER_METRICS_PORT: port.optional(),
 };
 
-const gatewaySchema = z.object({ ...shared, ...wallet, ...gatewayOnly, ...workerOnly });
+/** The one engine of a deployment without WALLETS_FILE (engine `default`, on wallet `default`). */
+const engine = { ENGINE_API_KEY: engineKeys };
+
+const gatewaySchema = z.object({ ...shared, ...transport, ...gatewayOnly, ...workerOnly });
 const workerSchema = z.object({
   ...shared,
-  ...wallet,
+  ...transport,
   ...workerOnly,
   ...workerQueueOnly,
   ...workerProcessOnly,
@@ -233,9 +243,10 @@ function tracingOf(env: Env, defaultServiceName: string): TracingConfig | undefi
 /** The service names a process reports when OTEL_SERVICE_NAME is unset. */
 export const SERVICE_NAMES = { gateway: 'wallet-gateway', worker: 'wallet-gateway-worker' } as const;
 
-/** What the environment gives and what follows from it: the wallet's Host header, the shard count. */
+/** What the environment gives and what follows from it: the registry, the shard count, tracing. */
 interface Derived {
-  readonly walletHostHeader: string;
+  /** The wallets and engines: WALLETS_FILE's, or wallet and engine `default` of the single-wallet variables. */
+  readonly registry: Registry;
   /** REDIS_SHARDS, or its default for the topology. */
   readonly redisShards: number;
   /** The OTEL_* variables; undefined: no tracing. */
@@ -244,20 +255,7 @@ interface Derived {
 
 export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & Derived;
 export type WorkerConfig = Readonly<z.output<typeof workerSchema>> & Derived;
-export type WalletSettings = Pick<
-  GatewayConfig,
-  | 'WALLET_BASE_URL'
-  | 'WALLET_BASIC_USER'
-  | 'WALLET_BASIC_PASSWORD'
-  | 'WALLET_SIGNING_SECRET'
-  | 'WALLET_SIGNATURE_ALGO'
-  | 'WALLET_SIGNATURE_ENCODING'
-  | 'WALLET_TIMEOUT_MS'
-  | 'WALLET_CONNECTIONS'
-  | 'WALLET_HTTP2'
-  | 'WALLET_TLS_INSECURE'
-  | 'walletHostHeader'
->;
+export type { WalletSettings } from './registry';
 
 export { ConfigError };
 
@@ -280,13 +278,6 @@ function describe(error: z.ZodError, env: Env): string {
 /** Empty strings count as unset, so `FOO=` in a compose file falls back to the default. */
 function clean(env: Env): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
-}
-
-function hostOf(baseUrl: string): string {
-  // "host[:port] of WALLET_BASE_URL, as written there" — not the URL parser's normalised form, and
-  // without a `user:password@` (credentials are no part of a Host header).
-  const authority = baseUrl.replace(/^https?:\/\//, '').split(/[/?#]/)[0] ?? '';
-  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 function parseWith<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
@@ -323,31 +314,79 @@ function checkRedisTopology(parsed: RedisTopologyFields): number {
   return shards;
 }
 
+type SingleWallet = z.output<z.ZodObject<typeof wallet>>;
+
+/** Wallet `default` of the single-wallet variables. */
+function singleWallet(w: SingleWallet, t: z.output<z.ZodObject<typeof transport>>, currencyDigits: Readonly<Record<string, number>>): WalletEntry {
+  return Object.freeze({
+    id: DEFAULT_WALLET_ID,
+    client: Object.freeze({
+      WALLET_BASE_URL: w.WALLET_BASE_URL,
+      WALLET_BASIC_USER: w.WALLET_BASIC_USER,
+      WALLET_BASIC_PASSWORD: w.WALLET_BASIC_PASSWORD,
+      WALLET_SIGNING_SECRET: w.WALLET_SIGNING_SECRET,
+      WALLET_SIGNATURE_ALGO: w.WALLET_SIGNATURE_ALGO,
+      WALLET_SIGNATURE_ENCODING: w.WALLET_SIGNATURE_ENCODING,
+      WALLET_TIMEOUT_MS: w.WALLET_TIMEOUT_MS,
+      WALLET_CONNECTIONS: t.WALLET_CONNECTIONS,
+      WALLET_HTTP2: t.WALLET_HTTP2,
+      WALLET_TLS_INSECURE: t.WALLET_TLS_INSECURE,
+      walletHostHeader: w.WALLET_HOST_HEADER ?? hostOf(w.WALLET_BASE_URL),
+    }),
+    providerId: w.PROVIDER_ID,
+    retryDelayUnit: w.RETRY_DELAY_UNIT,
+    currencyDigits,
+    maxInFlight: DEFAULT_MAX_IN_FLIGHT,
+  });
+}
+
+/**
+ * The registry: WALLETS_FILE's when set (the single-wallet variables are then not read), else one
+ * wallet `default` from the single-wallet variables, parsed in the same pass as the rest of the
+ * environment so one message names every bad variable. `withEngine`: the gateway's engine `default`
+ * holds ENGINE_API_KEY; the worker serves no engine.
+ */
+function loadWith<S extends z.ZodObject>(schema: S, env: Env, withEngine: boolean, currencyDigitsOf: (parsed: z.output<S>) => Readonly<Record<string, number>>): z.output<S> & { registry: Registry } {
+  const file = clean(env).WALLETS_FILE;
+  if (file !== undefined) {
+    const parsed = parseWith(schema, env);
+    const t = parsed as unknown as z.output<z.ZodObject<typeof transport>>;
+    const registry = loadRegistryFile(file, env, { ...pickTransport(t), currencyDigits: currencyDigitsOf(parsed), maxTimeoutMs: WALLET_TIMEOUT_MAX_MS });
+    return { ...parsed, registry };
+  }
+  const single = withEngine ? schema.extend({ ...wallet, ...engine }) : schema.extend(wallet);
+  const parsed = parseWith(single, env) as z.output<S> & SingleWallet & Partial<z.output<z.ZodObject<typeof engine>>>;
+  const entry = singleWallet(parsed, parsed as unknown as z.output<z.ZodObject<typeof transport>>, currencyDigitsOf(parsed));
+  const engines = parsed.ENGINE_API_KEY === undefined ? [] : [Object.freeze({ id: DEFAULT_WALLET_ID, keys: parsed.ENGINE_API_KEY, wallets: Object.freeze([DEFAULT_WALLET_ID]) })];
+  const rest = Object.fromEntries(Object.entries(parsed).filter(([name]) => !(name in wallet) && !(name in engine))) as z.output<S>;
+  return { ...rest, registry: registryOf([entry], engines) };
+}
+
+function pickTransport(t: z.output<z.ZodObject<typeof transport>>) {
+  return { WALLET_CONNECTIONS: t.WALLET_CONNECTIONS, WALLET_HTTP2: t.WALLET_HTTP2, WALLET_TLS_INSECURE: t.WALLET_TLS_INSECURE };
+}
+
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
-  const parsed = parseWith(gatewaySchema, env);
+  const parsed = loadWith(gatewaySchema, env, true, (p) => p.CURRENCY_DIGITS);
   const redisShards = checkRedisTopology(parsed);
   if ((parsed.ADMIN_USER === undefined) !== (parsed.ADMIN_PASSWORD === undefined)) {
     throw new ConfigError('invalid configuration:\n  ADMIN_USER, ADMIN_PASSWORD: set both or neither');
   }
-  const tracing = tracingOf(env, SERVICE_NAMES.gateway);
-  return Object.freeze({ ...parsed, redisShards, tracing, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  return Object.freeze({ ...parsed, redisShards, tracing: tracingOf(env, SERVICE_NAMES.gateway) });
 }
 
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
-  const parsed = parseWith(workerSchema, env);
+  const parsed = loadWith(workerSchema, env, false, () => ({}));
   const redisShards = checkRedisTopology(parsed);
-  const tracing = tracingOf(env, SERVICE_NAMES.worker);
-  return Object.freeze({ ...parsed, redisShards, tracing, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+  return Object.freeze({ ...parsed, redisShards, tracing: tracingOf(env, SERVICE_NAMES.worker) });
 }
 
-const walletCheckSchema = z.object(wallet);
-
-/** What `npm run wallet-check` reads: the single wallet's variables (contract 2), parsed as the gateway parses them. */
-export type WalletCheckConfig = Readonly<Pick<z.output<typeof walletCheckSchema>, 'PROVIDER_ID'>> & WalletSettings;
-
-export function loadWalletCheckConfig(env: Env = process.env): WalletCheckConfig {
-  const parsed = parseWith(walletCheckSchema, env);
-  return Object.freeze({ ...parsed, walletHostHeader: parsed.WALLET_HOST_HEADER ?? hostOf(parsed.WALLET_BASE_URL) });
+/**
+ * What `npm run wallet-check` reads: the registry, WALLETS_FILE's or wallet `default` of the
+ * single-wallet variables, parsed exactly as the gateway and the worker parse it.
+ */
+export function loadWalletRegistry(env: Env = process.env): Registry {
+  return loadWith(z.object(transport), env, false, () => ({})).registry;
 }
 
 /** The simulator reads the same WALLET_* variables; unset ones get printed defaults. */
@@ -386,6 +425,18 @@ export type SimConfig = Readonly<z.output<typeof simSchema>>;
 
 export function loadSimConfig(env: Env = process.env): SimConfig {
   return Object.freeze(parseWith(simSchema, env));
+}
+
+/**
+ * The wallets of WALLETS_FILE for `npm run sim` (one simulator each), or undefined without the
+ * file. The file is validated whole, as the gateway does.
+ */
+export function loadSimWallets(env: Env = process.env): readonly WalletEntry[] | undefined {
+  const file = clean(env).WALLETS_FILE;
+  if (file === undefined) return undefined;
+  const { CURRENCY_DIGITS } = parseWith(z.object({ CURRENCY_DIGITS: gatewayOnly.CURRENCY_DIGITS }), env);
+  const transport = { WALLET_CONNECTIONS: 1, WALLET_HTTP2: false, WALLET_TLS_INSECURE: false };
+  return loadRegistryFile(file, env, { ...transport, currencyDigits: CURRENCY_DIGITS, maxTimeoutMs: WALLET_TIMEOUT_MAX_MS }).wallets;
 }
 
 /** The WALLET_* variables the simulator fills from SIM_DEFAULTS (unset or empty in `env`). */

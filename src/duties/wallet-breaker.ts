@@ -6,7 +6,7 @@ import { walletCallObserver } from '../observability/wallet-calls';
 import { createBreakerStore, type BreakerState, type BreakerStore, type BreakerView } from '../store/breaker';
 import type { Keys } from '../store/keys';
 import { createWalletClient, walletSigner } from '../wallet/client';
-import type { WalletCallEvent, WalletClient } from '../wallet/protocol';
+import type { WalletCallEvent, WalletClient, WalletOutcome } from '../wallet/protocol';
 import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy } from './breaker-policy';
 
 /**
@@ -228,7 +228,7 @@ export interface GuardedWalletDeps {
  * call logged and counted, and seen by the process's circuit breaker, which is started on it.
  * Close the breaker, then the client.
  */
-export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker } {
+export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker; inFlight(): number } {
   const { settings, logger, metrics } = deps;
   const breaker = createWalletBreaker({
     store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY),
@@ -238,7 +238,7 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
     now: deps.now,
   });
   const observe = walletCallObserver(logger.child({ component: 'wallet' }), metrics);
-  const wallet =
+  const client =
     deps.wallet ??
     createWalletClient({
       settings,
@@ -248,7 +248,23 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
         breaker.observe(event);
       },
     });
-  breaker.start(wallet);
-  return { wallet, breaker };
+  breaker.start(client);
+  // Calls this process has open at the wallet (the operators' wallet list).
+  let inFlight = 0;
+  const counted = async (call: () => Promise<WalletOutcome>): Promise<WalletOutcome> => {
+    inFlight += 1;
+    try {
+      return await call();
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  const wallet: WalletClient = {
+    call: (op, fields, context) => counted(() => client.call(op, fields, context)),
+    send: (op, body, context) => counted(() => client.send(op, body, context)),
+    healthCheck: () => client.healthCheck(),
+    close: () => client.close(),
+  };
+  return { wallet, breaker, inFlight: () => inFlight };
 }
 

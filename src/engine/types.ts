@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/env';
+import type { WalletRules } from '../config/registry';
 import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
 import type { WalletBreaker } from '../duties/wallet-breaker';
@@ -9,16 +10,12 @@ import type { TransactionStore } from '../store/transactions';
 import type { TransactionError, TransactionView } from '../store/types';
 import type { WalletClient } from '../wallet/protocol';
 
-/** The part of the configuration the use cases read. */
-export type EngineConfig = Pick<
+/** The part of the configuration the use cases read: the deployment's, and the rules of the one wallet they serve. */
+export type EngineConfig = WalletRules & Pick<
   GatewayConfig,
-  | 'PROVIDER_ID'
   | 'GAME_URL_TEMPLATE'
-  | 'CURRENCY_DIGITS'
   | 'DEFAULT_CURRENCY_DIGITS'
   | 'MULTI_BET_GAMES'
-  | 'RETRY_DELAY_UNIT'
-  | 'WALLET_TIMEOUT_MS'
   | 'REDIS_MIN_REPLICAS'
   | 'REDIS_WAIT_MS'
   | 'RECORD_RETENTION_SECONDS'

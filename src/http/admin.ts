@@ -10,6 +10,7 @@ import type { Actor } from '../console/actions';
 import type { EngineError } from '../engine';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
+import { REGISTRY_ID } from '../config/registry';
 import { codedError } from '../lib/error-codes';
 import type { Logger } from '../observability/logger';
 import type { TransactionStore } from '../store/transactions';
@@ -38,16 +39,38 @@ export interface AdminDeps {
   credentials: AdminCredentials | undefined;
   /** Every queue of the project, shown in Bull Board. */
   queues: readonly Queue[];
-  transactions: TransactionStore;
-  /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts), in the audit trail as `actor`'s. */
-  redrive(transactionId: string, actor: Actor): Promise<RedriveResult>;
-  /** The same for every dead record a filter matches, an audit entry for each. */
-  redriveMany(filter: RedriveFilter, actor: Actor): Promise<RedriveManyResult>;
+  /**
+   * The transactions API of one wallet of the registry (`?wallet=<id>`), or of the home wallet
+   * (`default`, else the registry's first) without one; undefined: the registry holds no such wallet.
+   */
+  walletAdmin(walletId: string | undefined): WalletAdmin | undefined;
   logger: Logger;
   /** Wrong Basic credentials per client address; default ADMIN_AUTH_LIMIT. */
   authFailures?: FailureWindow;
   /** The operators' money console (pages under /admin, JSON under /admin/api); absent: not served. */
   console?: ConsoleDeps;
+  /** Every wallet of the registry as operators see it (no secrets): GET /admin/api/wallets. */
+  wallets(): Promise<readonly WalletOverview[]>;
+}
+
+/** The transactions API's view of one wallet. */
+export interface WalletAdmin {
+  readonly transactions: TransactionStore;
+  /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts), in the audit trail as `actor`'s. */
+  redrive(transactionId: string, actor: Actor): Promise<RedriveResult>;
+  /** The same for every dead record a filter matches, an audit entry for each. */
+  redriveMany(filter: RedriveFilter, actor: Actor): Promise<RedriveManyResult>;
+}
+
+/** One wallet in GET /admin/api/wallets: no URL (it may hold credentials), no secret. */
+export interface WalletOverview {
+  readonly id: string;
+  readonly provider_id: string;
+  readonly breaker: string;
+  /** Calls the answering gateway process has open at the wallet. */
+  readonly in_flight: number;
+  readonly pending: number;
+  readonly dead: number;
 }
 
 export const ADMIN_BASE_PATH = '/admin';
@@ -198,7 +221,7 @@ const bulkRedriveSchema = z.strictObject({
  */
 export function createAdminRouter(deps: AdminDeps): Router {
   if (deps.credentials === undefined) return disabledRouter();
-  const { transactions, logger } = deps;
+  const { logger } = deps;
   const router = Router();
 
   router.use(ADMIN_BASE_PATH, noFraming, sameOriginChanges, basicAuth(deps.credentials, deps.authFailures ?? failureWindow(ADMIN_AUTH_LIMIT), logger));
@@ -224,6 +247,18 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
   if (deps.console !== undefined) router.use(createConsoleRouter(deps.console));
 
+  /** The wallet a transactions route acts on: its `?wallet=`, or the home wallet. */
+  function walletOf(req: Request, res: Response): WalletAdmin | undefined {
+    const given = req.query.wallet;
+    if (given !== undefined && (typeof given !== 'string' || !REGISTRY_ID.test(given))) {
+      sendError(res, errors.validation([{ field: 'wallet', message: 'must be one wallet id: 1–32 characters of a-z, 0-9 and -' }]));
+      return undefined;
+    }
+    const found = deps.walletAdmin(given);
+    if (found === undefined) sendError(res, codedError('WALLET_NOT_FOUND'));
+    return found;
+  }
+
   function parseId(req: Request, res: Response): string | undefined {
     const parsed = transactionIdParam.safeParse(req.params.id);
     if (parsed.success) return parsed.data;
@@ -232,7 +267,11 @@ export function createAdminRouter(deps: AdminDeps): Router {
   }
 
   router.get(`${ADMIN_BASE_PATH}/transactions`, async (req: Request, res: Response) => {
-    const parsed = listQuerySchema.safeParse(req.query);
+    const wallet = walletOf(req, res);
+    if (wallet === undefined) return;
+    const { transactions } = wallet;
+    const { wallet: _wallet, ...query } = req.query;
+    const parsed = listQuerySchema.safeParse(query);
     if (!parsed.success) {
       sendError(res, errors.validation(fieldIssues(parsed.error)));
       return;
@@ -249,6 +288,9 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.get(`${ADMIN_BASE_PATH}/transactions/:id`, async (req: Request, res: Response) => {
     const id = parseId(req, res);
     if (id === undefined) return;
+    const wallet = walletOf(req, res);
+    if (wallet === undefined) return;
+    const { transactions } = wallet;
     audit(res, 'lookup', { transaction_id: id });
     const record = await transactions.get(id);
     if (!record) {
@@ -259,7 +301,13 @@ export function createAdminRouter(deps: AdminDeps): Router {
     sendJson(res, 200, await adminView(record, transactions));
   });
 
+  router.get(`${ADMIN_BASE_PATH}/api/wallets`, async (_req: Request, res: Response) => {
+    sendJson(res, 200, { wallets: await deps.wallets() });
+  });
+
   router.post(`${ADMIN_BASE_PATH}/transactions/redrive`, express.json({ limit: '4kb' }), async (req: Request, res: Response) => {
+    const wallet = walletOf(req, res);
+    if (wallet === undefined) return;
     // A body of another type is not parsed: read as "no filter" it would redrive every dead record.
     if (req.is('application/json') === false) {
       sendError(res, errors.validation([{ field: 'content-type', message: 'a filter must be sent as application/json' }]));
@@ -272,7 +320,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     }
     const { kind, from, to, limit } = parsed.data;
     const filterText = [kind && `kind ${kind}`, from && `from ${from.toISOString()}`, to && `to ${to.toISOString()}`, `limit ${limit}`].filter(Boolean).join(', ');
-    const result = await deps.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit }, apiActor(res, `bulk redrive (POST ${ADMIN_BASE_PATH}/transactions/redrive: ${filterText})`));
+    const result = await wallet.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit }, apiActor(res, `bulk redrive (POST ${ADMIN_BASE_PATH}/transactions/redrive: ${filterText})`));
     audit(res, 'redrive-bulk', { filter: { state: 'dead', kind, from, to, limit }, redriven: result.redriven, skipped: result.skipped });
     sendJson(res, 202, { redriven: result.redriven, skipped: result.skipped.map((s) => ({ transaction_id: s.transactionId, reason: s.reason })) });
   });
@@ -280,7 +328,10 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.post(`${ADMIN_BASE_PATH}/transactions/:id/redrive`, async (req: Request, res: Response) => {
     const id = parseId(req, res);
     if (id === undefined) return;
-    const result = await deps.redrive(id, apiActor(res, `POST ${ADMIN_BASE_PATH}/transactions/{id}/redrive`));
+    const wallet = walletOf(req, res);
+    if (wallet === undefined) return;
+    const { transactions } = wallet;
+    const result = await wallet.redrive(id, apiActor(res, `POST ${ADMIN_BASE_PATH}/transactions/{id}/redrive`));
     audit(res, 'redrive', { transaction_id: id, result: result.kind, ...(result.kind === 'not_found' ? {} : { target: result.transactionId }) });
     if (result.kind === 'not_found') {
       sendError(res, errors.transactionNotFound());

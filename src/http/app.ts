@@ -1,7 +1,8 @@
 import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { Engine } from '../engine';
+import type { EngineEntry } from '../config/registry';
+import type { Routing } from '../engine/routing';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { engineApi, isEngineApiRequest } from './engine-api';
@@ -12,8 +13,9 @@ import { logWhenClosed, requestLog, type RequestLog } from './request-log';
 import { sendError, sendJson } from './respond';
 
 export interface AppDeps {
-  readonly engine: Engine;
-  readonly engineApiKeys: readonly string[];
+  readonly routing: Routing;
+  /** The registry's engines (their keys and wallets). */
+  readonly engines: readonly EngineEntry[];
   readonly logger: Logger;
   readonly metrics?: Metrics;
   /**
@@ -44,7 +46,7 @@ function logged(log: RequestLog) {
 
 export function createApp(deps: AppDeps): Express {
   const log = requestLog(deps.logger, deps.metrics);
-  const engine = engineApi({ engine: deps.engine, apiKeys: deps.engineApiKeys, logger: deps.logger, log, bodyTimeoutMs: deps.bodyTimeoutMs });
+  const engine = engineApi({ routing: deps.routing, engines: deps.engines, logger: deps.logger, log, bodyTimeoutMs: deps.bodyTimeoutMs });
   const app = express();
   // Nothing here benefits from ETags or the banner; a flat query parser is all /launch needs.
   app.disable('etag');
@@ -61,7 +63,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(logged(log));
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
   for (const extra of deps.extraRouters ?? []) app.use(extra);
-  app.use(launchRouter(deps.engine));
+  app.use(launchRouter(deps.routing));
   app.use((_req, res) => sendError(res, notFound()));
   app.use(errorHandler(deps.logger));
   return app;

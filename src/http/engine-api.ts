@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Engine, RequestContext } from '../engine';
+import type { EngineEntry } from '../config/registry';
+import { REGISTRY_ID } from '../config/registry';
+import type { RequestContext } from '../engine';
+import type { Routing, ScopedEngine } from '../engine/routing';
 import { errors } from '../engine/types';
 import { ATTR, SpanKind, SpanStatusCode, contextOf, inSpan, tracingOn } from '../lib/tracing';
 import type { Logger } from '../observability/logger';
-import { bearerCheck, unauthorized } from './auth';
+import { bearerOwner, unauthorized } from './auth';
 import { readJsonBody } from './body';
 import { notFound, thrownToError } from './errors';
 import { assignRequestId } from './request-id';
@@ -20,8 +23,9 @@ import { answerReply, errorReply, lookupReply, verifyReply, writeJson, type Repl
 const ENGINE_API_PREFIX = '/engine/v1/';
 
 export interface EngineApiDeps {
-  readonly engine: Engine;
-  readonly apiKeys: readonly string[];
+  readonly routing: Routing;
+  /** The registry's engines: a request's Bearer key tells which one calls, and so its wallets. */
+  readonly engines: readonly EngineEntry[];
   readonly logger: Logger;
   readonly log: RequestLog;
   /** The body deadline; default BODY_TIMEOUT_MS (the contract's 10 s). */
@@ -34,19 +38,20 @@ interface Route {
   /** Which error field names the path parameter when it cannot be decoded. */
   readonly param: 'session_id' | 'transaction_id';
   readonly readsBody: boolean;
-  run(param: string, body: unknown, context: RequestContext): Promise<Reply>;
+  /** `wallet`: the `?wallet=` of a transaction route. */
+  run(engine: ScopedEngine, param: string, body: unknown, context: RequestContext, wallet: string | undefined): Promise<Reply>;
 }
 
 const SESSION_ACTIONS = ['bet', 'win', 'refund', 'balance', 'end'] as const;
 
-function routes(engine: Engine): { session: Map<string, Route>; transaction: Route; verify: Route } {
+function routes(): { session: Map<string, Route>; transaction: Route; verify: Route } {
   const sessionRoute = (action: (typeof SESSION_ACTIONS)[number]): [string, Route] => [
     action,
     {
       label: `/engine/v1/sessions/:sessionId/${action}`,
       param: 'session_id',
       readsBody: true,
-      run: async (sessionId, body, context) => answerReply(await engine[action](sessionId, body, context)),
+      run: async (engine, sessionId, body, context) => answerReply(await engine[action](sessionId, body, context)),
     },
   ];
   return {
@@ -55,13 +60,13 @@ function routes(engine: Engine): { session: Map<string, Route>; transaction: Rou
       label: '/engine/v1/transactions/:transactionId',
       param: 'transaction_id',
       readsBody: false,
-      run: async (id) => lookupReply(await engine.getTransaction(id)),
+      run: async (engine, id, _body, _context, wallet) => lookupReply(await engine.getTransaction(id, wallet)),
     },
     verify: {
       label: '/engine/v1/transactions/:transactionId/verify',
       param: 'transaction_id',
       readsBody: true,
-      run: async (id, body, context) => verifyReply(await engine.verify(id, body, context)),
+      run: async (engine, id, body, context, wallet) => verifyReply(await engine.verify(id, body, context, wallet)),
     },
   };
 }
@@ -89,23 +94,35 @@ function decode(raw: string): string | undefined {
   }
 }
 
+/** The `?wallet=` of a transaction route: undefined when not given, null when malformed. */
+function walletParam(url: string | undefined): string | undefined | null {
+  const query = url?.indexOf('?') ?? -1;
+  if (query === -1) return undefined;
+  const values = new URLSearchParams(url!.slice(query + 1)).getAll('wallet');
+  if (values.length === 0) return undefined;
+  return values.length === 1 && REGISTRY_ID.test(values[0]!) ? values[0]! : null;
+}
+
 export function isEngineApiRequest(url: string | undefined): boolean {
   return url !== undefined && url.startsWith(ENGINE_API_PREFIX);
 }
 
 export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, log } = deps;
-  const table = routes(deps.engine);
-  const authorized = bearerCheck(deps.apiKeys);
+  const table = routes();
+  const scopes = new Map(deps.engines.map((entry) => [entry, deps.routing.scopeOf(entry)]));
+  const callerOf = bearerOwner(deps.engines);
   // Decided once: with tracing off a request makes no span.
   const traced = tracingOn();
 
-  async function serve(route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
+  async function serve(engine: ScopedEngine, route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
     const param = decode(raw);
-    if (!route.readsBody || param === undefined) req.resume();
+    const wallet = route.param === 'transaction_id' ? walletParam(req.url) : undefined;
+    if (!route.readsBody || param === undefined || wallet === null) req.resume();
     if (param === undefined) return errorReply(errors.validation([{ field: route.param, message: 'is not a valid URL path segment' }]));
+    if (wallet === null) return errorReply(errors.validation([{ field: 'wallet', message: 'must be one wallet id: 1–32 characters of a-z, 0-9 and -' }]));
     const body = route.readsBody ? await readJsonBody(req, res, deps.bodyTimeoutMs) : {};
-    return route.run(param, body, context);
+    return route.run(engine, param, body, context, wallet);
   }
 
   return (req, res) => {
@@ -117,7 +134,8 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       if (answered) writeJson(res, reply.status, reply.body, requestId);
       log({ requestId, method: req.method, path, route, status: reply.status, startedAt, answered });
     };
-    if (!authorized(req.headers.authorization)) {
+    const caller = callerOf(req.headers.authorization);
+    if (caller === undefined) {
       req.resume();
       res.setHeader('WWW-Authenticate', 'Bearer');
       answer(errorReply(unauthorized()), 'unmatched');
@@ -130,9 +148,10 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       return;
     }
     const { route, raw } = found;
+    const engine = scopes.get(caller)!;
     const failed = (err: unknown): Reply => errorReply(thrownToError(err, logger, requestId, path));
     if (!traced) {
-      void serve(route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label));
+      void serve(engine, route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label));
       return;
     }
     // The engine's trace goes on (its traceparent/tracestate), or a new one starts; every wallet
@@ -141,7 +160,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       `${req.method ?? 'POST'} ${route.label}`,
       { kind: SpanKind.SERVER, parent: contextOf(req.headers), attributes: { [ATTR.engineRequestId]: requestId, 'http.request.method': req.method ?? '', 'http.route': route.label } },
       async (span) => {
-        const reply = await serve(route, raw, req, res, { requestId }).catch(failed);
+        const reply = await serve(engine, route, raw, req, res, { requestId }).catch(failed);
         answer(reply, route.label);
         span.setAttribute('http.response.status_code', reply.status);
         if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${reply.status}` });

@@ -1,5 +1,6 @@
-import { Router, type Request } from 'express';
-import type { Engine } from '../engine';
+import { Router, type Request, type Response } from 'express';
+import { DEFAULT_WALLET_ID } from '../config/registry';
+import type { Routing } from '../engine/routing';
 import { jsonNumber } from '../lib/json';
 import { launchErrorPage } from './launch-page';
 import { requestIdOf } from './request-id';
@@ -15,12 +16,15 @@ function launchMode(req: Request): { json: boolean; htmlErrors: boolean } {
   return { json: preferred === 'json', htmlErrors: preferred === 'html' && /text\/html/i.test(accept) };
 }
 
-/** GET /launch: the player's entry; the wallet token stays here and never reaches the game client. */
-export function launchRouter(engine: Engine): Router {
+/**
+ * GET /launch/{wallet_id} and GET /launch (wallet `default`): the player's entry; the wallet token
+ * stays here and never reaches the game client.
+ */
+export function launchRouter(routing: Routing): Router {
   const r = Router();
-  r.get('/launch', async (req, res) => {
+  const launch = async (walletId: string, req: Request, res: Response): Promise<void> => {
     const mode = launchMode(req);
-    const result = await engine.launch(req.query, { requestId: requestIdOf(res) });
+    const result = await routing.launch(walletId, req.query, { requestId: requestIdOf(res) });
     res.setHeader('Cache-Control', 'no-store');
     if (result.kind === 'launched') {
       if (mode.json) {
@@ -33,6 +37,8 @@ export function launchRouter(engine: Engine): Router {
     if (result.retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
     if (mode.htmlErrors) res.status(result.error.httpStatus).type('html').send(launchErrorPage(result.error, requestIdOf(res)));
     else sendError(res, result.error);
-  });
+  };
+  r.get('/launch', (req, res) => launch(DEFAULT_WALLET_ID, req, res));
+  r.get('/launch/:walletId', (req, res) => launch(req.params.walletId, req, res));
   return r;
 }

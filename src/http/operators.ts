@@ -5,9 +5,10 @@ import { Router, type Request, type Response } from 'express';
 import Redis from 'ioredis';
 import type { RedisClient } from '../store/redis';
 import type { GatewayConfig } from '../config/env';
+import type { WalletEntry, WalletRules } from '../config/registry';
 import type { Queues } from '../duties/queues';
 import { redriveMany } from '../duties/redrive';
-import { auditedRedrive } from '../console/actions';
+import { auditedRedrive, type ActionDeps } from '../console/actions';
 import { withDeadline } from '../lib/deadline';
 import { LEASE_MARGIN_MS } from '../duties/settlement';
 import { clusterScrape } from '../observability/cluster-metrics';
@@ -19,7 +20,7 @@ import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
-import { createAdminRouter } from './admin';
+import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -178,12 +179,11 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
 }
 
 export interface OperatorWiring {
-  config: Pick<
+  /** The deployment's settings, and the rules of the wallet the operators' pages serve. */
+  config: Pick<WalletRules, 'PROVIDER_ID' | 'WALLET_TIMEOUT_MS'> & Pick<
     GatewayConfig,
     | 'ADMIN_USER'
     | 'ADMIN_PASSWORD'
-    | 'PROVIDER_ID'
-    | 'WALLET_TIMEOUT_MS'
     | 'RECORD_RETENTION_SECONDS'
     | 'STALE_ROUND_SECONDS'
     | 'BIG_WIN_AMOUNT'
@@ -200,6 +200,52 @@ export interface OperatorWiring {
   transactions: TransactionStore;
   sessions: SessionStore;
   queues: Queues;
+  /** Every wallet of the registry, for GET /admin/api/wallets. */
+  wallets: readonly OperatorWallet[];
+}
+
+/** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
+export interface OperatorWallet {
+  readonly entry: WalletEntry;
+  readonly breaker: Pick<WalletBreaker, 'state'>;
+  readonly transactions: TransactionStore;
+  readonly sessions: SessionStore;
+  readonly queues: Queues;
+  readonly wallet: WalletClient;
+  inFlight(): number;
+}
+
+/** A wallet's redrives, audited in its own audit trail, as the console's are. */
+function walletAdmin(w: OperatorWallet, redis: RedisClient): WalletAdmin {
+  const actions: ActionDeps = {
+    store: w.transactions,
+    sessions: w.sessions,
+    queues: w.queues,
+    audit: createAuditTrail(redis, w.transactions.layout),
+    wallet: w.wallet,
+    providerId: w.entry.providerId,
+    compensationLeaseMs: w.entry.client.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
+    now: Date.now,
+  };
+  return {
+    transactions: w.transactions,
+    redrive: (id, actor) => auditedRedrive(actions, id, actor),
+    redriveMany: (filter, actor) => redriveMany({ store: w.transactions, queues: w.queues }, filter, (id) => auditedRedrive(actions, id, actor)),
+  };
+}
+
+function walletOverview(wallets: readonly OperatorWallet[]): () => Promise<WalletOverview[]> {
+  return () =>
+    Promise.all(
+      wallets.map(async (w) => ({
+        id: w.entry.id,
+        provider_id: w.entry.providerId,
+        breaker: w.breaker.state(),
+        in_flight: w.inFlight(),
+        pending: await w.transactions.countPending(),
+        dead: (await w.transactions.listDead(0, 1)).total,
+      })),
+    );
 }
 
 function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
@@ -239,6 +285,12 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
+  const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, w.redis)]));
+  const home: WalletAdmin = {
+    transactions,
+    redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
+    redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
+  };
   const operatorConsole = consoleDeps(w, adminLogger);
   const credentials =
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
@@ -259,11 +311,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     createAdminRouter({
       credentials,
       queues: allQueues,
-      transactions,
-      redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
-      redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
+      walletAdmin: (walletId) => (walletId === undefined ? home : admins.get(walletId)),
       logger: adminLogger,
       console: operatorConsole,
+      wallets: walletOverview(w.wallets),
     }),
   ];
 }

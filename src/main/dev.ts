@@ -153,9 +153,9 @@ function banner(urls: DevUrls, config: GatewayConfig, redis: DevRedis, fromEnv: 
     `                     (a launch for player ${DEMO_PLAYER.player_id}; ${gameNote})`,
     `  Bull Board         ${urls.bullBoard}   user ${shown('ADMIN_USER', config.ADMIN_USER ?? '')}, password ${shown('ADMIN_PASSWORD', config.ADMIN_PASSWORD ?? '')}`,
     `  Metrics            ${urls.metrics}   (gateway and worker series together)`,
-    `  Engine API         ${urls.engineApi}   Authorization: Bearer ${shown('ENGINE_API_KEY', config.ENGINE_API_KEY[0])}`,
+    `  Engine API         ${urls.engineApi}   Authorization: Bearer ${shown('ENGINE_API_KEY', config.registry.engines[0]?.keys[0] ?? '')}`,
     urls.simulator === undefined
-      ? `  Wallet             ${config.WALLET_BASE_URL} (WALLET_BASE_URL from the environment)`
+      ? `  Wallet             ${config.registry.wallets[0]!.client.WALLET_BASE_URL} (WALLET_BASE_URL from the environment)`
       : `  Wallet simulator   ${urls.simulator}   admin API ${urls.simulator}/__sim/ (docs/simulator.md)`,
     `  Redis              ${urls.redis}${redis.started ? `   (redis-server started here, AOF in ${redis.dataDir})` : ''}   prefix ${config.QUEUE_PREFIX}`,
     '',

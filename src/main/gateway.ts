@@ -3,9 +3,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import { loadGatewayConfig, type GatewayConfig } from '../config/env';
+import { homeWalletId, walletRules, type WalletEntry } from '../config/registry';
 import { createDuties, type QueueDuties } from '../duties/queues';
 import { openGuardedWallet, type WalletBreaker } from '../duties/wallet-breaker';
-import { createEngine } from '../engine';
+import { createEngine, type Engine } from '../engine';
+import { createRouting } from '../engine/routing';
+import { walletLayout } from '../registry/wallet-layout';
 import { createApp, createAppServer } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
@@ -14,10 +17,10 @@ import { applyServerTimeouts } from '../http/server-timeouts';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 import { throttledErrorLog } from '../observability/error-events';
 import { createBusyLogger, createLogger, type Logger } from '../observability/logger';
-import { createMetrics, type Metrics } from '../observability/metrics';
+import { createMetrics, walletMetrics, type Metrics } from '../observability/metrics';
 import { startTracing } from '../observability/tracing';
 import { durabilityFor } from '../store/durability';
-import { shardLayoutFor, type ShardLayout } from '../store/shards';
+import type { ShardLayout } from '../store/shards';
 import { closeRedis, createRedis, redisTargetOf, type RedisClient } from '../store/redis';
 import { createSessionStore, type SessionStore } from '../store/sessions';
 import { createTransactionStore, type TransactionStore } from '../store/transactions';
@@ -40,14 +43,26 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export interface GatewayParts {
-  readonly redis: RedisClient;
+/** One wallet's world (contract 11): its keys, stores, queues, client and breaker. */
+export interface WalletParts {
+  readonly entry: WalletEntry;
   readonly layout: ShardLayout;
   readonly sessions: SessionStore;
   readonly transactions: TransactionStore;
   readonly duties: QueueDuties;
   readonly wallet: WalletClient;
   readonly breaker: WalletBreaker;
+  /** Calls this process has open at the wallet. */
+  inFlight(): number;
+}
+
+/**
+ * The home wallet's parts (wallet `default`, else the registry's first: the one the operators'
+ * pages and the demo game serve), and every wallet's by id.
+ */
+export interface GatewayParts extends WalletParts {
+  readonly redis: RedisClient;
+  readonly wallets: ReadonlyMap<string, WalletParts>;
 }
 
 export interface GatewayOptions {
@@ -61,7 +76,7 @@ export interface GatewayOptions {
   readonly drainTimeoutMs?: number;
   /** The engine's clock; default Date.now. */
   readonly clock?: () => number;
-  /** The wallet client; default the undici client built from the config (closed with the gateway either way). */
+  /** The home wallet's client; default the undici client built from the registry (closed with the gateway either way). */
   readonly wallet?: WalletClient;
   /** The engine API's body deadline; default the contract's 10 s (tests use a shorter one). */
   readonly bodyTimeoutMs?: number;
@@ -85,23 +100,45 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   closers.defer('redis', () => closeRedis(redis));
   const bullRedis = createRedis(target, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullRedis));
-  const layout = shardLayoutFor(config);
-  const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
-  const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
   const metrics = options.metrics ?? createMetrics();
-  const { wallet, breaker } = openGuardedWallet({ settings: config, redis, keys: layout.keys(0), logger, metrics, wallet: options.wallet, observeCalls: true });
-  closers.defer('wallet client', () => wallet.close());
-  closers.defer('wallet breaker', () => breaker.close());
-  const duties = createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
-  closers.defer('queues', () => duties.close());
-  // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
-  const durability = durabilityFor(config, [redis, bullRedis], layout);
-  const engine = createEngine({ wallet, sessions, transactions, duties, durability, config, clock: options.clock ?? Date.now, logger, breaker });
+  const { registry } = config;
+  const homeId = homeWalletId(registry);
+  const wallets = new Map<string, WalletParts>();
+  const engines = new Map<string, Engine>();
+  for (const entry of registry.wallets) {
+    const layout = walletLayout(config, entry.id);
+    // Every line about this wallet's sessions, transactions and calls names it.
+    const walletLogger = logger.child({ wallet: entry.id });
+    const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
+    const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+    // The wallet's breaker state lives in its own shard 0.
+    const { wallet, breaker, inFlight } = openGuardedWallet({
+      settings: entry.client,
+      redis,
+      keys: layout.keys(0),
+      logger: walletLogger,
+      metrics: walletMetrics(metrics, entry.id),
+      wallet: entry.id === homeId ? options.wallet : undefined,
+      observeCalls: true,
+    });
+    closers.defer(`wallet client ${entry.id}`, () => wallet.close());
+    closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    const duties = createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
+    closers.defer(`queues ${entry.id}`, () => duties.close());
+    // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
+    const durability = durabilityFor(config, [redis, bullRedis], layout);
+    const engineConfig = { ...config, ...walletRules(entry) };
+    wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight });
+    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker }));
+  }
+  const home = wallets.get(homeId)!;
+  const engine = engines.get(homeId)!;
   const demoGame = config.DEMO_GAME
-    ? [demoGameRouter({ engine, simulatorUrl: config.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
+    ? [demoGameRouter({ engine, simulatorUrl: home.entry.client.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
     : [];
-  const extraRouters = [...operatorRouters({ config, logger, metrics, redis, wallet, breaker, transactions, sessions, queues: duties.queues }), ...demoGame];
-  const app = createApp({ engine, engineApiKeys: config.ENGINE_API_KEY, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
+  const operatorConfig = { ...config, ...walletRules(home.entry) };
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })) }), ...demoGame];
+  const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createAppServer(app);
@@ -119,7 +156,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     url: `http://127.0.0.1:${port}`,
     server,
     metrics,
-    parts: { redis, layout, sessions, transactions, duties, wallet, breaker },
+    parts: { ...home, redis, wallets },
     close: () => closers.closeAll(),
   };
 }

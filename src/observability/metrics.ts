@@ -6,28 +6,68 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export interface Metrics {
   readonly registry: Registry;
-  /** labels: operation, outcome (ok | rejected | unknown), code (wallet code or 'none') */
-  readonly walletCalls: Counter<'operation' | 'outcome' | 'code'>;
-  /** labels: operation */
-  readonly walletLatency: Histogram<'operation'>;
+  /** labels: operation, outcome (ok | rejected | unknown), code (wallet code or 'none'), wallet */
+  readonly walletCalls: Counter<'operation' | 'outcome' | 'code' | 'wallet'>;
+  /** labels: operation, wallet */
+  readonly walletLatency: Histogram<'operation' | 'wallet'>;
   /** labels: route, status */
   readonly engineRequests: Counter<'route' | 'status'>;
-  /** labels: kind (credit | rollback), code (the code that caused the retry, or 'unknown') */
-  readonly retries: Counter<'kind' | 'code'>;
-  /** labels: result (scheduled | succeeded | dead | not_applied) */
-  readonly compensations: Counter<'result'>;
-  /** transactions that became dead; labels: kind */
-  readonly deadTransactions: Counter<'kind'>;
+  /** labels: kind (credit | rollback), code (the code that caused the retry, or 'unknown'), wallet */
+  readonly retries: Counter<'kind' | 'code' | 'wallet'>;
+  /** labels: result (scheduled | succeeded | dead | not_applied), wallet */
+  readonly compensations: Counter<'result' | 'wallet'>;
+  /** transactions that became dead; labels: kind, wallet */
+  readonly deadTransactions: Counter<'kind' | 'wallet'>;
   /** labels: queue, state (waiting | delayed | active | failed) */
   readonly queueDepth: Gauge<'queue' | 'state'>;
-  /** The wallet circuit breaker as this process last read it: 0 closed, 1 half-open, 2 open. */
-  readonly walletBreakerState: Gauge;
-  /** Seconds since the breaker opened (0 while closed). */
-  readonly walletBreakerOpenSeconds: Gauge;
-  /** Calls not made because the breaker was not closed; labels: call (debit | inline | retry | …) */
-  readonly walletBreakerRefused: Counter<'call'>;
-  /** Transitions this process made; labels: to (open | half_open | closed) */
-  readonly walletBreakerTransitions: Counter<'to'>;
+  /** The wallet circuit breaker as this process last read it: 0 closed, 1 half-open, 2 open; labels: wallet. */
+  readonly walletBreakerState: Gauge<'wallet'>;
+  /** Seconds since the breaker opened (0 while closed); labels: wallet. */
+  readonly walletBreakerOpenSeconds: Gauge<'wallet'>;
+  /** Calls not made because the breaker was not closed; labels: call (debit | inline | retry | …), wallet */
+  readonly walletBreakerRefused: Counter<'call' | 'wallet'>;
+  /** Transitions this process made; labels: to (open | half_open | closed), wallet */
+  readonly walletBreakerTransitions: Counter<'to' | 'wallet'>;
+}
+
+/** The series about one wallet's calls, retries, compensations and breaker: walletMetrics adds their `wallet` label. */
+const WALLET_SERIES = [
+  'walletCalls',
+  'walletLatency',
+  'retries',
+  'compensations',
+  'deadTransactions',
+  'walletBreakerState',
+  'walletBreakerOpenSeconds',
+  'walletBreakerRefused',
+  'walletBreakerTransitions',
+] as const satisfies readonly (keyof Metrics)[];
+
+const RECORDING = new Set<PropertyKey>(['inc', 'dec', 'set', 'observe']);
+
+/** The series with `wallet` added to the labels of every value recorded through it. */
+function withWallet<T extends object>(series: T, wallet: string): T {
+  return new Proxy(series, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (!RECORDING.has(property)) return value.bind(target);
+      // inc(labels?, value?), set(labels?, value), observe(labels?, value): the labels come first when given.
+      return (labels?: unknown, amount?: unknown) =>
+        typeof labels === 'object' && labels !== null ? value.call(target, { ...labels, wallet }, amount) : value.call(target, { wallet }, labels);
+    },
+  });
+}
+
+/**
+ * The process's series as one wallet's code records them (contract 11): the same registry, each
+ * wallet series labelled `wallet`. The wallet client, the breaker and the worker's processors of a
+ * wallet take this view; nothing else changes.
+ */
+export function walletMetrics(metrics: Metrics, wallet: string): Metrics {
+  const scoped: Record<string, unknown> = { ...metrics };
+  for (const name of WALLET_SERIES) scoped[name] = withWallet(metrics[name], wallet);
+  return scoped as unknown as Metrics;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -38,13 +78,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     walletCalls: new Counter({
       name: 'wallet_calls_total',
       help: 'Wallet calls by operation, outcome and result code',
-      labelNames: ['operation', 'outcome', 'code'],
+      labelNames: ['operation', 'outcome', 'code', 'wallet'],
       registers: [registry],
     }),
     walletLatency: new Histogram({
       name: 'wallet_call_duration_seconds',
       help: 'Wallet call latency by operation',
-      labelNames: ['operation'],
+      labelNames: ['operation', 'wallet'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
@@ -57,19 +97,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     retries: new Counter({
       name: 'wallet_retries_total',
       help: 'Credit/rollback retries scheduled, by kind and the code that caused them',
-      labelNames: ['kind', 'code'],
+      labelNames: ['kind', 'code', 'wallet'],
       registers: [registry],
     }),
     compensations: new Counter({
       name: 'debit_compensations_total',
       help: 'Debit compensations by result',
-      labelNames: ['result'],
+      labelNames: ['result', 'wallet'],
       registers: [registry],
     }),
     deadTransactions: new Counter({
       name: 'dead_transactions_total',
       help: 'Transactions whose retries were exhausted (an operator must act)',
-      labelNames: ['kind'],
+      labelNames: ['kind', 'wallet'],
       registers: [registry],
     }),
     queueDepth: new Gauge({
@@ -84,25 +124,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     walletBreakerState: new Gauge({
       name: 'wallet_breaker_state',
       help: 'Wallet circuit breaker: 0 closed, 1 half-open, 2 open',
+      labelNames: ['wallet'],
       aggregator: 'max',
       registers: [registry],
     }),
     walletBreakerOpenSeconds: new Gauge({
       name: 'wallet_breaker_open_seconds',
       help: 'Seconds since the wallet circuit breaker opened (0 while closed)',
+      labelNames: ['wallet'],
       aggregator: 'max',
       registers: [registry],
     }),
     walletBreakerRefused: new Counter({
       name: 'wallet_breaker_refused_total',
       help: 'Wallet calls not made because the circuit breaker was not closed, by call',
-      labelNames: ['call'],
+      labelNames: ['call', 'wallet'],
       registers: [registry],
     }),
     walletBreakerTransitions: new Counter({
       name: 'wallet_breaker_transitions_total',
       help: 'Wallet circuit breaker transitions made by this process, by new state',
-      labelNames: ['to'],
+      labelNames: ['to', 'wallet'],
       registers: [registry],
     }),
   };

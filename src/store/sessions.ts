@@ -127,7 +127,8 @@ export function tokenRefOf(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('base64url').slice(0, 22);
 }
 
-const SESSION_ID = /^[A-Za-z0-9_-]{22}(\.[0-9]{1,4})?$/;
+/** `[<wallet id>~]<22 chars>[.<shard>]` (ShardLayout.withShard). */
+const SESSION_ID = /^([a-z0-9-]{1,32}~)?[A-Za-z0-9_-]{22}(\.[0-9]{1,4})?$/;
 
 export function isSessionId(value: string): boolean {
   return SESSION_ID.test(value);

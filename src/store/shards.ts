@@ -21,7 +21,10 @@ export interface ShardLayout {
   slot(shard: number): number;
   /** The shard of a player: the first 4 bytes of SHA-256(player_id NUL site_id), modulo count. */
   shardOfPlayer(playerId: string, siteId: string): number;
-  /** A new session id or token ref in `shard` names it: `<22 chars>` with one shard, `<22 chars>.<shard>` with more. */
+  /**
+   * A new session id or token ref in `shard` names it: `<22 chars>` with one shard, `<22 chars>.<shard>`
+   * with more; a wallet's own layout (`idTag`) puts `<wallet id>~` in front, so an id tells its wallet.
+   */
   withShard(id: string, shard: number): string;
   /** The shard an id made by withShard names; undefined if it names none of this layout's shards. */
   shardOfId(id: string): number | undefined;
@@ -68,18 +71,22 @@ export function shardTag(prefix: string, shard: number, count: number): string {
 }
 
 const SHARD_SUFFIX = /\.([0-9]{1,4})$/;
+/** Ends the wallet id at the start of a wallet's session ids and token refs. */
+export const ID_TAG_END = '~';
 
 /**
  * `tagged`: the keys carry hash tags even with one shard (a cluster needs them); without tags and
- * with one shard the key layout is the one-Redis layout of before.
+ * with one shard the key layout is the one-Redis layout of before. `idTag`: the ids this layout
+ * makes start with `<idTag>~`, and an id without it names none of its shards.
  */
-export function shardLayout(prefix: string, count: number, tagged = count > 1): ShardLayout {
+export function shardLayout(prefix: string, count: number, tagged = count > 1, idTag?: string): ShardLayout {
   if (!Number.isInteger(count) || count < 1) throw new Error(`a shard count is a positive integer: ${count}`);
   if (tagged && /[{}]/.test(prefix)) throw new Error('QUEUE_PREFIX may not hold { } when the keys are sharded (the shards add their own hash tags)');
   const tags = Array.from({ length: count }, (_, k) => (tagged ? shardTag(prefix, k, count) : prefix));
   const prefixes = tags.map((tag) => (tagged ? `{${tag}}` : prefix));
   const keys = prefixes.map((p) => keysFor(p));
   const plainIds = count === 1;
+  const idStart = idTag === undefined ? '' : `${idTag}${ID_TAG_END}`;
   return {
     count,
     all: Object.freeze(prefixes.map((_, k) => k)),
@@ -90,8 +97,9 @@ export function shardLayout(prefix: string, count: number, tagged = count > 1): 
       if (count === 1) return 0;
       return hash('sha256', `${playerId}\u0000${siteId}`, 'buffer').readUInt32BE(0) % count;
     },
-    withShard: (id, shard) => (plainIds ? id : `${id}.${shard}`),
+    withShard: (id, shard) => `${idStart}${plainIds ? id : `${id}.${shard}`}`,
     shardOfId(id) {
+      if (!id.startsWith(idStart) || id.includes(ID_TAG_END, idStart.length)) return undefined;
       if (plainIds) return 0;
       const match = SHARD_SUFFIX.exec(id);
       if (match === null) return undefined;

@@ -204,6 +204,8 @@ export interface TransactionStore {
   dueForSweep(shard: number, now: number, limit: number): Promise<string[]>;
   /** Dead ids over all shards, newest death last (oldest first), a page of them and how many there are. */
   listDead(offset: number, limit: number): Promise<{ ids: string[]; total: number }>;
+  /** Records pending (queued or at the wallet for a retry), over every shard. */
+  countPending(): Promise<number>;
   /** Dead ids whose time of death is within [from, to], oldest first (over all shards), each with its shard. */
   deadBetween(from: number, to: number, limit: number): Promise<{ readonly transactionId: string; readonly shard: number }[]>;
   /** Resolves a record only while it is `dead`, releasing what it held, with its audit entry; one step. */
@@ -528,6 +530,10 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
         onShards((keys) => redis.zcard(keys.deadIndex())),
       ]);
       return { ids: mergeByScore(pages, offset + limit).slice(offset).map((e) => e.transactionId), total: totals.reduce((a, b) => a + b, 0) };
+    },
+
+    async countPending() {
+      return (await onShards((keys) => redis.zcard(keys.pendingIndex()))).reduce((a, b) => a + b, 0);
     },
   });
 }

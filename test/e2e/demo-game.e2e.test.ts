@@ -121,7 +121,7 @@ it('with "fail credits" on, a win goes pending and settles in the background', a
 it('the page never holds the engine key or the wallet token', async () => {
   const token = new URL(dev.urls.launch).searchParams.get('token') as string;
   const html = await page.content();
-  expect(html).not.toContain(dev.config.ENGINE_API_KEY[0]);
+  expect(html).not.toContain(dev.config.registry.engines[0]!.keys[0]!);
   expect(html).not.toContain(token);
   expect(authorizationsSent).toEqual([]);
 });

@@ -66,7 +66,7 @@ describe('/metrics with GATEWAY_PROCESSES=2', () => {
       await waitFor('the launch logged', () => child.output().split('"path":"/launch"').length - 1 >= launches);
     }
 
-    const authenticates = 'wallet_calls_total{operation="authenticate",outcome="ok",code="1"}';
+    const authenticates = 'wallet_calls_total{operation="authenticate",outcome="ok",code="1",wallet="default"}';
     const launchRequests = 'engine_requests_total{route="/launch",status="200"}';
     let previous = 0;
     // Several scrapes on fresh connections: they land on both processes, each shows the sum.

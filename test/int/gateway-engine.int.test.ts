@@ -129,7 +129,7 @@ describe('happy paths', () => {
     await post(`/sessions/${sessionId}/balance`);
     const text = await h.metrics.registry.metrics();
     expect(text).toMatch(/engine_requests_total\{route="\/engine\/v1\/sessions\/:sessionId\/balance",status="200"\} [1-9]/);
-    expect(text).toMatch(/wallet_calls_total\{operation="balance",outcome="ok",code="1"\} [1-9]/);
+    expect(text).toMatch(/wallet_calls_total\{operation="balance",outcome="ok",code="1",wallet="default"\} [1-9]/);
   });
 
   it('writes one request line and one wallet-call line per bet, both with the request id', async () => {

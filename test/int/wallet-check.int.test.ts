@@ -217,7 +217,7 @@ describe('npm run wallet-check, the command', () => {
     expect(bad.output).toContain('--game-id: required');
     const other = await command(sim.url, [...playerArgs(player), '--wallet', 'casino-a']);
     expect(other.code).toBe(2);
-    expect(other.output).toContain('--wallet casino-a: no wallet registry is configured');
+    expect(other.output).toContain('--wallet casino-a: the registry has no such wallet (it holds: default)');
     expect(sim.calls()).toHaveLength(0);
     expectNoSecret(bad.output + other.output, player.token);
   });

@@ -64,9 +64,9 @@ describe('the worker metrics port (WORKER_METRICS_PORT)', () => {
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await res.text();
       // The worker counts the retry it scheduled and the two calls it made (the inline one is not its own).
-      expect(text).toMatch(/^wallet_retries_total\{kind="credit",code="12"\} 1$/m);
-      expect(text).toMatch(/^wallet_calls_total\{operation="credit",outcome="rejected",code="12"\} 1$/m);
-      expect(text).toMatch(/^wallet_calls_total\{operation="credit",outcome="ok",code="1"\} 1$/m);
+      expect(text).toMatch(/^wallet_retries_total\{kind="credit",code="12",wallet="default"\} 1$/m);
+      expect(text).toMatch(/^wallet_calls_total\{operation="credit",outcome="rejected",code="12",wallet="default"\} 1$/m);
+      expect(text).toMatch(/^wallet_calls_total\{operation="credit",outcome="ok",code="1",wallet="default"\} 1$/m);
       expect(text).toMatch(/^process_cpu_seconds_total /m);
     });
 

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Scheduler } from 'fast-check';
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { walletRules } from '../../src/config/registry';
 import { recheckAction, redriveAction, resolveAction, type ActionDeps, type ActionResult } from '../../src/console/actions';
 import { LEASE_MARGIN_MS } from '../../src/duties/settlement';
 import { createQueues, ensureRetryJob, ensureTerminateJob, type Queues, type RetryJobData, type TerminateJobData } from '../../src/duties/queues';
@@ -114,8 +115,11 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     LOG_LEVEL: 'silent',
     PORT: '0',
   };
-  const gatewayConfig = loadGatewayConfig(env);
-  const workerConfig = loadWorkerConfig(env);
+  // The one wallet's rules under the single-wallet names.
+  const loadedGateway = loadGatewayConfig(env);
+  const gatewayConfig = { ...loadedGateway, ...walletRules(loadedGateway.registry.wallets[0]!) };
+  const loadedWorker = loadWorkerConfig(env);
+  const workerConfig = { ...loadedWorker, ...walletRules(loadedWorker.registry.wallets[0]!) };
   let clock = Date.now();
   const now = (): number => clock;
   const { redis, bullmq } = connections;

@@ -14,8 +14,9 @@ export function testPrefix(label: string): string {
 export async function deletePrefix(prefix: string, url = redisUrl()): Promise<void> {
   const redis = new Redis(url);
   try {
-    // Plain keys, and the hash-tagged keys of a sharded layout (`{prefix-s3}:…`).
-    for (const pattern of [`${prefix}:*`, `{${prefix}-s*`]) {
+    // Plain keys (a registry wallet's too: `prefix:w:<id>:…`), and the hash-tagged keys of a sharded
+    // layout (`{prefix-s3}:…`, a registry wallet's `{prefix:w:<id>-s3}:…`).
+    for (const pattern of [`${prefix}:*`, `{${prefix}-s*`, `{${prefix}:w:*`]) {
       let cursor = '0';
       do {
         const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

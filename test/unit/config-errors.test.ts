@@ -1,4 +1,5 @@
-import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { messageOf } from '../support/config-message';
 
 /** A bad variable stops the process with a message naming it and what is wrong, never its value. */
 const valid = {
@@ -9,16 +10,6 @@ const valid = {
   PROVIDER_ID: '1',
   ENGINE_API_KEY: 'engine-value-3',
 };
-
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('the configuration was accepted');
-}
 
 describe('configuration errors', () => {
   it.each([
@@ -47,7 +38,7 @@ describe('configuration errors', () => {
     for (const load of [loadGatewayConfig, loadWorkerConfig]) {
       expect(messageOf(() => load({ ...valid, WALLET_TIMEOUT_MS: '1073739324' }))).toContain('WALLET_TIMEOUT_MS: must be at most 1073739323');
       const config = load({ ...valid, WALLET_TIMEOUT_MS: '1073739323' });
-      expect(2 * config.WALLET_TIMEOUT_MS + 5_000).toBeLessThanOrEqual(2 ** 31 - 1);
+      expect(2 * config.registry.wallets[0]!.client.WALLET_TIMEOUT_MS + 5_000).toBeLessThanOrEqual(2 ** 31 - 1);
     }
   });
 
@@ -59,8 +50,8 @@ describe('configuration errors', () => {
   });
 
   it('ENGINE_API_KEY takes one key, or two separated by a comma during a rotation; anything else is refused, no key echoed', () => {
-    expect(loadGatewayConfig(valid).ENGINE_API_KEY).toEqual(['engine-value-3']);
-    expect(loadGatewayConfig({ ...valid, ENGINE_API_KEY: 'old-key-1,new-key-2' }).ENGINE_API_KEY).toEqual(['old-key-1', 'new-key-2']);
+    expect(loadGatewayConfig(valid).registry.engines[0]!.keys).toEqual(['engine-value-3']);
+    expect(loadGatewayConfig({ ...valid, ENGINE_API_KEY: 'old-key-1,new-key-2' }).registry.engines[0]!.keys).toEqual(['old-key-1', 'new-key-2']);
     for (const value of ['old-key-1,new-key-2,third-key-3', 'old-key-1,', ',new-key-2', 'old-key-1, new-key-2']) {
       const message = messageOf(() => loadGatewayConfig({ ...valid, ENGINE_API_KEY: value }));
       expect(message).toContain('ENGINE_API_KEY: must be one key, or two separated by a comma');

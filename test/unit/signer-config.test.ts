@@ -34,23 +34,34 @@ describe('config', () => {
     ENGINE_API_KEY: 'engine-key',
   };
 
-  it('parses a valid environment into one frozen object with defaults', () => {
+  it('parses a valid environment into one frozen object with defaults: wallet and engine `default` of the single-wallet variables', () => {
     const config = loadGatewayConfig(valid);
     expect(Object.isFrozen(config)).toBe(true);
     expect(config).toMatchObject({
       PORT: 8080,
       REDIS_URL: 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: 'wgw',
-      WALLET_BASE_URL: 'http://wallet.example:8090',
-      WALLET_SIGNATURE_ALGO: 'sha256',
-      WALLET_SIGNATURE_ENCODING: 'hex',
-      WALLET_TIMEOUT_MS: 5000,
       WALLET_HTTP2: true,
-      RETRY_DELAY_UNIT: 'ms',
-      PROVIDER_ID: '18446744073709551615',
       GAME_URL_TEMPLATE: '/demo-game?session={session_id}',
-      walletHostHeader: 'wallet.example:8090',
     });
+    expect(config.registry.wallets).toEqual([
+      {
+        id: 'default',
+        client: expect.objectContaining({
+          WALLET_BASE_URL: 'http://wallet.example:8090',
+          WALLET_SIGNATURE_ALGO: 'sha256',
+          WALLET_SIGNATURE_ENCODING: 'hex',
+          WALLET_TIMEOUT_MS: 5000,
+          WALLET_HTTP2: true,
+          walletHostHeader: 'wallet.example:8090',
+        }),
+        providerId: '18446744073709551615',
+        retryDelayUnit: 'ms',
+        currencyDigits: {},
+        maxInFlight: 256,
+      },
+    ]);
+    expect(config.registry.engines).toEqual([{ id: 'default', keys: ['engine-key'], wallets: ['default'] }]);
   });
 
   it('parses per-currency digits and multi-bet games', () => {
@@ -61,6 +72,7 @@ describe('config', () => {
 
   it('reads WALLET_HTTP2 as a boolean', () => {
     expect(loadGatewayConfig({ ...valid, WALLET_HTTP2: 'false' }).WALLET_HTTP2).toBe(false);
+    expect(loadGatewayConfig({ ...valid, WALLET_HTTP2: 'false' }).registry.wallets[0]!.client.WALLET_HTTP2).toBe(false);
     expect(loadGatewayConfig({ ...valid, WALLET_HTTP2: 'true' }).WALLET_HTTP2).toBe(true);
   });
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { UsageError, parseCheckArgs } from '../../src/check/args';
 import { expectedStatus } from '../../src/check/checks';
 import { RUN_ID_PREFIX, newRunIds } from '../../src/check/run-ids';
@@ -61,21 +64,39 @@ describe('wallet-check flags', () => {
 });
 
 describe('the wallet a check talks to', () => {
-  it('is the single-wallet variables, parsed as the gateway parses them, without --wallet and with --wallet default', () => {
-    const gateway = loadGatewayConfig({ ...env, ENGINE_API_KEY: 'k' });
+  it('is wallet default of the single-wallet variables, read as the gateway reads it, without --wallet and with --wallet default', () => {
+    const gateway = loadGatewayConfig({ ...env, ENGINE_API_KEY: 'k' }).registry.wallet('default')!;
     for (const id of [undefined, 'default']) {
       const target = resolveWalletTarget(id, env);
       expect(target.id).toBe('default');
       expect(target.providerId).toBe('18446744073709551615');
-      expect(target.settings.WALLET_BASE_URL).toBe(gateway.WALLET_BASE_URL);
-      expect(target.settings.walletHostHeader).toBe(gateway.walletHostHeader);
-      expect(target.settings.WALLET_SIGNATURE_ALGO).toBe(gateway.WALLET_SIGNATURE_ALGO);
+      expect(target.settings).toEqual(gateway.client);
     }
   });
 
-  it('any other id says the registry is not configured', () => {
+  it('is a wallet of WALLETS_FILE by its id, with its own credentials; an id the registry does not hold is named with the ids it does', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wgw-check-')), 'wallets.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        wallets: [
+          { id: 'casino-a', base_url: 'https://wallet.casino-a.test', basic_user: 'gw-a', basic_password: { env: 'CASINO_A_PASSWORD' }, signing_secret: 'sign-a', provider_id: '9007199254740993' },
+          { id: 'casino-b', base_url: 'http://wallet-b.test:8090', basic_user: 'gw-b', basic_password: 'pw-b', signing_secret: 'sign-b', signature_algo: 'sha512', provider_id: '7' },
+        ],
+        engines: [{ id: 'studio-x', keys: ['engine-key-x'], wallets: ['casino-a', 'casino-b'] }],
+      }),
+    );
+    const registryEnv = { WALLETS_FILE: file, CASINO_A_PASSWORD: 'pw-a' };
+    const b = resolveWalletTarget('casino-b', registryEnv);
+    expect(b).toMatchObject({ id: 'casino-b', providerId: '7', settings: { WALLET_BASE_URL: 'http://wallet-b.test:8090', WALLET_BASIC_USER: 'gw-b', WALLET_SIGNATURE_ALGO: 'sha512' } });
+    expect(resolveWalletTarget('casino-a', registryEnv).settings.WALLET_BASIC_PASSWORD).toBe('pw-a');
+    expect(() => resolveWalletTarget('casino-c', registryEnv)).toThrow(/--wallet casino-c: the registry has no such wallet \(it holds: casino-a, casino-b\)/);
+    expect(() => resolveWalletTarget(undefined, registryEnv)).toThrow(/--wallet default: the registry has no such wallet .*name one with --wallet/);
+  });
+
+  it('without WALLETS_FILE, any id but default is not in the registry', () => {
     expect(() => resolveWalletTarget('casino-a', env)).toThrow(ConfigError);
-    expect(() => resolveWalletTarget('casino-a', env)).toThrow(/--wallet casino-a: no wallet registry is configured \(WALLETS_FILE/);
+    expect(() => resolveWalletTarget('casino-a', env)).toThrow(/--wallet casino-a: the registry has no such wallet \(it holds: default\)/);
   });
 
   it('a bad variable is named, its value not shown', () => {
