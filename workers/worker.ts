@@ -153,6 +153,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     // The wallet's breaker state lives in its own shard 0, shared with the gateways.
     const { wallet, breaker } = openGuardedWallet({
       settings: entry.client,
+      walletId: entry.id,
       redis,
       keys: layout.keys(0),
       logger: laneLogger,

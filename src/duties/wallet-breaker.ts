@@ -212,6 +212,8 @@ export function createWalletBreaker(deps: WalletBreakerDeps): WalletBreaker {
 
 export interface GuardedWalletDeps {
   readonly settings: WalletSettings;
+  /** The wallet's id in the registry (its spans name it). */
+  readonly walletId: string;
   /** The gateway: its first attempts feed the breaker's window (see WalletBreakerDeps). */
   readonly observeCalls: boolean;
   readonly redis: RedisClient;
@@ -243,6 +245,7 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
     createWalletClient({
       settings,
       signer: walletSigner(settings),
+      walletId: deps.walletId,
       onCall: (event) => {
         observe(event);
         breaker.observe(event);

@@ -25,7 +25,7 @@ const TRACER_NAME = 'wallet-gateway';
 
 /** Span attribute names: what an operator searches a trace by. No token, secret or signature is ever one of them. */
 export const ATTR = {
-  /** The wallet a call goes to: `default` while there is one wallet per deployment. */
+  /** The wallet a call goes to: its id in the registry. */
   wallet: 'wallet.name',
   operation: 'wallet.operation',
   transactionId: 'wallet.transaction_id',
@@ -38,7 +38,7 @@ export const ATTR = {
   queue: 'job.queue',
 } as const;
 
-/** The name the single configured wallet goes by in spans. */
+/** The wallet a client names in its spans when it is given no id: the single-wallet variables' wallet. */
 export const DEFAULT_WALLET = 'default';
 
 /** Whether a tracing SDK is installed in this process (its W3C propagator is registered). */

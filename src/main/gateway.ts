@@ -114,6 +114,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     // The wallet's breaker state lives in its own shard 0.
     const { wallet, breaker, inFlight } = openGuardedWallet({
       settings: entry.client,
+      walletId: entry.id,
       redis,
       keys: layout.keys(0),
       logger: walletLogger,

@@ -26,6 +26,8 @@ export interface WalletClientOptions {
   signer: RequestSigner;
   /** For logs and metrics; called once per call. Whatever it throws stays here. */
   onCall?: (event: WalletCallEvent) => void;
+  /** The wallet's id in the registry, for its spans (default: `default`). */
+  walletId?: string;
 }
 
 /** A wallet answer is a few hundred bytes; anything near this is not a wallet answer. */
@@ -78,6 +80,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
   }
 
   // Decided once: with tracing off a call makes no span and sends no trace header.
+  const walletId = options.walletId ?? DEFAULT_WALLET;
   const traced = tracingOn();
 
   /** With tracing on, each call is a client span whose context goes to the wallet in traceparent/tracestate. */
@@ -85,7 +88,7 @@ export function createWalletClient(options: WalletClientOptions): WalletClient {
     if (!traced) return exchange(op, body, context, undefined, undefined);
     const tryNumber = attemptOf(op, context);
     const attributes = {
-      [ATTR.wallet]: DEFAULT_WALLET,
+      [ATTR.wallet]: walletId,
       [ATTR.operation]: op,
       'server.address': base.host,
       ...(context?.requestId === undefined ? {} : { [ATTR.engineRequestId]: context.requestId }),
