@@ -1,15 +1,7 @@
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
-import { messageOf } from '../support/config-message';
+import { VALID_ENV as valid, messageOf } from '../support/config-message';
 
 /** A bad variable stops the process with a message naming it and what is wrong, never its value. */
-const valid = {
-  WALLET_BASE_URL: 'http://wallet.test',
-  WALLET_BASIC_USER: 'gw',
-  WALLET_BASIC_PASSWORD: 'pw-value-1',
-  WALLET_SIGNING_SECRET: 'signing-value-2',
-  PROVIDER_ID: '1',
-  ENGINE_API_KEY: 'engine-value-3',
-};
 
 describe('configuration errors', () => {
   it.each([

@@ -1,28 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { ConfigError, loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { startTracing } from '../../src/observability/tracing';
 import { carrierOf, contextOf, trace, tracingOn } from '../../src/lib/tracing';
+import { VALID_ENV as valid, messageOf } from '../support/config-message';
 
 /** The standard OTEL_* variables (contract 13), validated with the rest of the configuration. */
-const valid = {
-  WALLET_BASE_URL: 'http://wallet.test',
-  WALLET_BASIC_USER: 'gw',
-  WALLET_BASIC_PASSWORD: 'pw-value-1',
-  WALLET_SIGNING_SECRET: 'signing-value-2',
-  PROVIDER_ID: '1',
-  ENGINE_API_KEY: 'engine-value-3',
-};
-
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('the configuration was accepted');
-}
-
 describe('tracing configuration', () => {
   it('is off without OTEL_EXPORTER_OTLP_ENDPOINT, and with OTEL_SDK_DISABLED=true', () => {
     expect(loadGatewayConfig(valid).tracing).toBeUndefined();
