@@ -2,7 +2,6 @@ import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { VALID_ENV as valid, messageOf } from '../support/config-message';
 
 /** A bad variable stops the process with a message naming it and what is wrong, never its value. */
-
 describe('configuration errors', () => {
   it.each([
     ['WALLET_BASE_URL', 'ftp://u:secret@x', ['secret', 'ftp://', 'u:']],
