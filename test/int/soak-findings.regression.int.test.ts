@@ -68,6 +68,21 @@ afterEach(async () => {
   await deletePrefix(prefix);
 });
 
+/**
+ * A second gateway on the same Redis that waits 5 s for the wallet: a call sent through it is
+ * still at the wallet while the test's own gateway answers the engine's next calls.
+ */
+async function withSlowGateway(use: (slowClient: EngineClient) => Promise<void>): Promise<void> {
+  const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
+  const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
+  try {
+    await use(slowClient);
+  } finally {
+    await slowClient.close();
+    await slow.close();
+  }
+}
+
 async function runWorker(overrides: Record<string, string> = {}): Promise<void> {
   const config = loadWorkerConfig({ ...env, ...overrides });
   worker = await startWorker({ config, logger: createLogger({ level: 'silent', name: 'regression-worker' }) });
@@ -116,25 +131,23 @@ describe('found by the soak', () => {
     const session = await launch(token, player);
     // The first attempt goes through a gateway that waits 5 s for the wallet, which applies the
     // debit and never answers.
-    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
-    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
     const redis = createRedis(redisUrl());
     try {
-      sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
-      const body = stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('1.00') });
-      const first = slowClient.send(`/engine/v1/sessions/${session}/bet`, body, [], 0);
-      await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
-      await createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY).report('open', Date.now(), 'test');
-      await waitFor('the gateway sees the breaker open', async () => (await (await fetch(`${gateway.url}/readyz`)).json() as { checks?: { wallet?: string } }).checks?.wallet === 'open');
-      const replies: Reply[] = [];
-      await client.send(`/engine/v1/sessions/${session}/bet`, body, replies, 0);
-      expect(replies[0]).toMatchObject({ status: 409, code: 'IN_PROGRESS' });
-      expect(callsOf('debit', `${round}-b`)).toHaveLength(1);
-      await first;
+      await withSlowGateway(async (slowClient) => {
+        sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
+        const body = stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('1.00') });
+        const first = slowClient.send(`/engine/v1/sessions/${session}/bet`, body, [], 0);
+        await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
+        await createBreakerStore(redis, keysFor(prefix), BREAKER_POLICY).report('open', Date.now(), 'test');
+        await waitFor('the gateway sees the breaker open', async () => (await (await fetch(`${gateway.url}/readyz`)).json() as { checks?: { wallet?: string } }).checks?.wallet === 'open');
+        const replies: Reply[] = [];
+        await client.send(`/engine/v1/sessions/${session}/bet`, body, replies, 0);
+        expect(replies[0]).toMatchObject({ status: 409, code: 'IN_PROGRESS' });
+        expect(callsOf('debit', `${round}-b`)).toHaveLength(1);
+        await first;
+      });
     } finally {
       await closeRedis(redis);
-      await slowClient.close();
-      await slow.close();
     }
   }, 30_000);
 
@@ -473,9 +486,7 @@ describe('a win or refund follows its bet', () => {
     const session = await launch(token, player);
     const start = sim.ledger.balanceOf(player);
     // The bet goes through a gateway that waits 5 s for the wallet, which applies the debit at once and never answers.
-    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
-    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
-    try {
+    await withSlowGateway(async (slowClient) => {
       sim.faults.applyThenDrop('debit', 1, { mode: 'hang', transactionId: `${round}-b` });
       const bet = slowClient.send(`/engine/v1/sessions/${session}/bet`, stringifyJson({ round_id: round, transaction_id: `${round}-b`, amount: jsonNumber('10.00') }), [], 0);
       await waitFor('the debit at the wallet', async () => callsOf('debit', `${round}-b`).length > 0);
@@ -489,10 +500,7 @@ describe('a win or refund follows its bet', () => {
       expect(await post(session, 'win', win)).toMatchObject({ status: 409, code: 'BET_NOT_OPEN' });
       expect(callsOf('credit')).toHaveLength(0);
       expect(sim.ledger.balanceOf(player)).toBe(start);
-    } finally {
-      await slowClient.close();
-      await slow.close();
-    }
+    });
   }, 30_000);
 
   it('a win or refund of a bet the wallet refused for good is BET_NOT_OPEN, not BET_NOT_FOUND, with no wallet call', async () => {
@@ -588,9 +596,7 @@ describe('a win or refund follows its bet', () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);
     const start = sim.ledger.balanceOf(player);
-    const slow = await startGateway(loadGatewayConfig({ ...env, WALLET_TIMEOUT_MS: '5000' }), createLogger({ level: 'silent', name: 'regression-slow' }), { host: '127.0.0.1' });
-    const slowClient = new EngineClient({ gateways: [slow.url], apiKey: KEY, adminUser: 'a', adminPassword: 'b', answerTimeoutMs: 10_000, resendDeadlineMs: 0 });
-    try {
+    await withSlowGateway(async (slowClient) => {
       if (workerFirst) await runWorker();
       sim.faults.latency('debit', 3000);
       sim.faults.failNext('debit', 1, Code.InsufficientFunds, { transactionId: `${round}-b` });
@@ -621,10 +627,7 @@ describe('a win or refund follows its bet', () => {
       if (!workerFirst) expect(status(await post(session, 'end', {}))).toBe(200);
       await waitFor('the token terminated', async () => callsOf('terminate').some((c) => c.code === Code.Success));
       expect(callsOf('terminate').filter((c) => c.code === Code.Success)).toHaveLength(1);
-    } finally {
-      await slowClient.close();
-      await slow.close();
-    }
+    });
   }
 
   it('a refund acknowledged while its bet is at the wallet ends succeeded, nothing reversed, when the wallet then refuses the bet for good', async () => {
