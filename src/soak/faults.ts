@@ -77,7 +77,7 @@ const MONEY_OPS: readonly TransactionAction[] = ['debit', 'credit', 'rollback'];
 export const LATE_DEBIT_DEADLINES = { min: 4, max: 8 } as const;
 
 /** Credits refused with a retry code as a pause begins: retry runs for the paused worker to hold. */
-const PAUSE_RETRIES = 12;
+const PAUSE_RETRIES = 30;
 
 /** How far into the run the wallet outage begins. */
 const OUTAGE_AT = 0.3;
