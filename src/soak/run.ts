@@ -513,7 +513,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     if (o.pauses > 0 || o.kills > 0) {
       // The runs a paused or killed worker held: each was picked up again by another run (contract 5.3).
-      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock: ${allTakeovers.length} (${pausedTakeovers.length} while it was paused, the rest after kills)`);
+      lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock: ${allTakeovers.length} (${pausedTakeovers.length} from a paused worker, ${allTakeovers.length - pausedTakeovers.length} from a killed one)`);
     }
     if (operator.dead > 0) {
       const still = [...records.values()].filter(isDead).length;
