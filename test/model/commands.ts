@@ -217,9 +217,15 @@ export class Settle implements Cmd {
       await real.settle();
       return;
     }
-    // Biased toward the race: a refund picks, every other time, a bet still at the wallet if any is.
-    const atWallet = this.kind === 'rollback' && this.bet % 2 === 0 ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : [])) : [];
-    const betIndex = atWallet.length > 0 ? atWallet[(this.bet >> 1) % atWallet.length]! : this.bet % model.bets.length;
+    // Biased toward the races a refund is for: it picks a bet still at the wallet (then refused for
+    // good, or not) or, the other times, a bet that has a win, when there is one.
+    const preferred =
+      this.kind !== 'rollback'
+        ? []
+        : this.bet % 2 === 0
+          ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : []))
+          : [...new Set(model.settles.filter((x) => x.kind === 'credit').map((x) => x.bet))];
+    const betIndex = preferred.length > 0 ? preferred[(this.bet >> 1) % preferred.length]! : this.bet % model.bets.length;
     const bet = model.bets[betIndex]!;
     if (!this.foreign) s = model.sessions[sameToken(model, bet.session, this.session)]!;
     else {
