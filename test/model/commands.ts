@@ -140,6 +140,8 @@ export class Bet implements Cmd {
     readonly prompt: boolean,
     /** Sent with round_closed true. */
     readonly closes: boolean,
+    /** The wallet will refuse it for good (106) whenever it takes the call. */
+    readonly refusedForGood: boolean = false,
   ) {}
   check = () => true;
   async run(model: Model, real: System): Promise<void> {
@@ -158,15 +160,21 @@ export class Bet implements Cmd {
       const entry = model.sent.get(bet.id)!;
       // The first body's record stands unless every answer so far was a refusal before any record.
       const taken = (model.unanswered.get(bet.id) ?? 0) > 0 || entry.told.some((t) => recorded(t) || (t.state === 'failed' && t.code === 'IN_PROGRESS'));
+      const takeBody = (): void => {
+        model.sent.set(bet.id, { ...model.sent.get(bet.id)!, amount });
+        bet.amount = amount;
+      };
       engineCall(model, real, `bet ${bet.id} again`, bet.id, this.prompt, this.repeat.same ? entry : undefined, () => real.engine.bet(through.id, body), (t) => {
         if (this.repeat!.same) return;
         if (taken && t.state !== 'failed') model.violations.push(`bet ${bet.id} repeated with another body was answered ${t.state}`);
         if (taken) return;
         // The id was free: this body is the bet now.
-        model.sent.set(bet.id, { ...entry, amount, told: [...entry.told, t] });
-        bet.amount = amount;
+        model.sent.get(bet.id)!.told.push(t);
+        takeBody();
       });
       await real.settle();
+      // Claimed while its answer is still out: a later repeat of "the same body" is this one.
+      if (!this.repeat.same && !taken && (await real.store.get(bet.id)) !== undefined) takeBody();
       return;
     }
     model.seq += 1;
@@ -178,12 +186,16 @@ export class Bet implements Cmd {
     const { token, player } = model.tokens[s.token]!;
     const entry = { id, kind: 'debit' as const, player, token, amount, bet: null, closesRound: this.closes, told: [] as Told[] };
     if (this.closes) count(model, 'bet closing its round');
+    if (this.refusedForGood && !this.prompt) {
+      real.wallet.fates.set(id, { kind: 'refuse', code: Code.InsufficientFunds });
+      count(model, 'bet the wallet will refuse for good');
+    }
     model.sent.set(id, entry);
     engineCall(model, real, `bet ${id}`, id, this.prompt, entry, () => real.engine.bet(s.id, { round_id: round, transaction_id: id, amount: jsonNumber(amount), round_closed: this.closes }));
     await real.settle();
   }
   toString = () =>
-    `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.closes ? ', closes its round' : ''}${this.prompt ? ', answered at once' : ''})`;
+    `Bet(session #${this.session}, ${AMOUNTS[this.amount % AMOUNTS.length]}${this.repeat === null ? '' : `, repeat of bet #${this.repeat.of}${this.repeat.same ? '' : ' with another amount'}`}${this.closes ? ', closes its round' : ''}${this.refusedForGood && !this.prompt ? ', refused for good when taken' : ''}${this.prompt ? ', answered at once' : ''})`;
 }
 
 export class Settle implements Cmd {
@@ -217,9 +229,15 @@ export class Settle implements Cmd {
       await real.settle();
       return;
     }
-    // Biased toward the race: a refund picks, every other time, a bet still at the wallet if any is.
-    const atWallet = this.kind === 'rollback' && this.bet % 2 === 0 ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : [])) : [];
-    const betIndex = atWallet.length > 0 ? atWallet[(this.bet >> 1) % atWallet.length]! : this.bet % model.bets.length;
+    // Biased toward the races a refund is for: it picks a bet still at the wallet (then refused for
+    // good, or not) or, the other times, a bet that has a win, when there is one.
+    const preferred =
+      this.kind !== 'rollback'
+        ? []
+        : this.bet % 2 === 0
+          ? model.bets.flatMap((b, i) => (real.wallet.mayStillApply(b.id) ? [i] : []))
+          : [...new Set(model.settles.filter((x) => x.kind === 'credit').map((x) => x.bet))];
+    const betIndex = preferred.length > 0 ? preferred[(this.bet >> 1) % preferred.length]! : this.bet % model.bets.length;
     const bet = model.bets[betIndex]!;
     if (!this.foreign) s = model.sessions[sameToken(model, bet.session, this.session)]!;
     else {
@@ -436,7 +454,7 @@ const launch = fc.tuple(fc.nat({ max: 1 }), fc.option(index, { freq: 2 }), fc.co
 const reservedId = fc.tuple(fc.constantFrom('bet' as const, 'win' as const, 'refund' as const), fc.boolean(), index, index).map(([r, u, s, b]) => new ReservedId(r, u, s, b));
 const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
 const sometimes = fc.nat({ max: 2 }).map((n) => n === 0);
-const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean(), rarely).map(([s, a, r, p, c]) => new Bet(s, a, r, p, c));
+const bet = fc.tuple(index, fc.nat({ max: 2 }), fc.option(fc.record({ of: index, same: fc.boolean() }), { freq: 4 }), fc.boolean(), rarely, rarely).map(([s, a, r, p, c, f]) => new Bet(s, a, r, p, c, f));
 const win = fc.tuple(index, index, fc.nat({ max: 1 }), fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), sometimes).map(([s, b, a, c, r, p, f]) => new Settle('credit', s, b, a, c, r, p, f));
 const refund = fc.tuple(index, index, fc.boolean(), fc.option(index, { freq: 4 }), fc.boolean(), sometimes).map(([s, b, c, r, p, f]) => new Settle('rollback', s, b, 0, c, r, p, f));
 const wallet = fc.constantFrom(...BEHAVIOURS).map((b) => new Wallet(b));

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Advance, Bet, Kill, RunJob, Settle, Wallet } from './commands';
+import { Advance, Bet, End, Kill, Launch, RunJob, Settle, Wallet } from './commands';
 import { runSequence, withConnections } from './run';
 
 /**
@@ -31,6 +31,19 @@ it("a refund linked as its bet's compensation while its inline try was out, that
       new Wallet({ kind: 'answer' }),
       new Advance(8_000),
       new RunJob(0),
+      new Wallet({ kind: 'answer' }),
+    ]),
+  );
+}, 60_000);
+
+it('a bet refused before it was recorded, claimed by a repeat with another amount while that answer is out: a repeat of that amount is the same body (a flaw of the model, not of the gateway)', async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Launch(0, 0),
+      new End(3),
+      new Bet(5, 0, null, false, true),
+      new Bet(0, 0, { of: 0, same: false }, false, true),
+      new Bet(0, 0, { of: 0, same: true }, false, true),
       new Wallet({ kind: 'answer' }),
     ]),
   );

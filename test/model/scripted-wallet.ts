@@ -59,6 +59,12 @@ export class ScriptedWallet implements WalletClient {
   readonly terminated = new Map<string, number>();
   private readonly open = new Map<string, number>();
   private readonly held = new Set<{ readonly task: Task; timedOut: boolean; expire: () => void }>();
+  /**
+   * A debit's own fate, met whenever its call is taken, whatever the command that released it
+   * scripted (a bet the wallet will refuse for good, however late it takes it). A `status` of it
+   * is answered as any other.
+   */
+  readonly fates = new Map<string, Behaviour>();
   /** Called when the wallet applied a terminate: the model checks that nothing was owed on the token. */
   onTerminate: (token: string) => void = () => undefined;
 
@@ -94,10 +100,11 @@ export class ScriptedWallet implements WalletClient {
         this.mark(id, -1);
         if (held.timedOut) {
           // The wallet takes up a call its caller gave up on: applied late, unless it hangs or refuses.
-          if (this.behaviour.kind === 'answer' || this.behaviour.kind === 'drop' || this.behaviour.kind === 'late') this.apply(op, fields);
+          const late = this.behaviourOf(op, id);
+          if (late.kind === 'answer' || late.kind === 'drop' || late.kind === 'late') this.apply(op, fields);
           return;
         }
-        const outcome = this.act(op, fields, this.behaviour);
+        const outcome = this.act(op, fields, this.behaviourOf(op, id));
         task.held -= 1;
         // A killed process never reads its answer: its continuation never runs.
         if (!task.killed) resolve(outcome);
@@ -115,6 +122,10 @@ export class ScriptedWallet implements WalletClient {
   }
 
   /** Whether the wallet may still act on a call with this transaction id (held, or to be applied late). */
+  private behaviourOf(op: Operation, id: string | undefined): Behaviour {
+    return (op === 'debit' && id !== undefined ? this.fates.get(id) : undefined) ?? this.behaviour;
+  }
+
   mayStillApply(id: string): boolean {
     return (this.open.get(id) ?? 0) > 0;
   }
