@@ -127,7 +127,9 @@ export async function runSequence(connections: Connections, scheduler: fc.Schedu
 
 export function moneyProperty(connections: Connections, options: Pick<ModelOptions, 'maxCommands' | 'onRun' | 'replayPath'>) {
   return fc.asyncProperty(fc.scheduler(), fc.commands(commandArbitraries, { maxCommands: options.maxCommands ?? 30, size: 'max', ...(options.replayPath === undefined ? {} : { replayPath: options.replayPath }) }), async (scheduler, commands) => {
-    options.onRun?.(await runSequence(connections, scheduler, commands));
+    // Not `onRun?.(await …)`: without a hook, optional chaining would skip the sequence itself.
+    const met = await runSequence(connections, scheduler, commands);
+    options.onRun?.(met);
   });
 }
 
