@@ -150,7 +150,7 @@ describe('resolve', () => {
     expect(await h.transactions.get(debitId)).toMatchObject({ state: 'compensated' });
     const trail = await request(h.url).get('/admin/audit').set('Authorization', auth).expect(200);
     const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx?id=${encodeURIComponent(debitId)}`)) ?? '';
-    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}"`);
+    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}&#38;wallet=default"`);
     expect(row).toContain('dead → succeeded');
   });
 
