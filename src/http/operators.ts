@@ -319,7 +319,8 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     }),
     createAdminRouter({
       credentials,
-      queues: allQueues,
+      // Bull Board shows every wallet's queues (a wallet's queue prefix names it).
+      queues: w.wallets.flatMap((wallet) => wallet.queues.all),
       walletAdmin: (walletId) => admins.get(walletId ?? w.homeWallet),
       logger: adminLogger,
       console: operatorConsole,
