@@ -210,6 +210,14 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
   });
 }
 
+/** A URL as the banner shows it: a `user:password@` in it is never printed. */
+function withoutUserinfo(text: string): string {
+  const url = new URL(text);
+  url.username = '';
+  url.password = '';
+  return url.toString();
+}
+
 /** What every simulator of dev shares: host, start balance, currency digits. */
 function sharedSimOptions(c: SimConfig) {
   return { host: c.SIM_HOST, startBalance: c.SIM_START_BALANCE, currencyDigits: { ...c.CURRENCY_DIGITS } };
@@ -220,13 +228,16 @@ function banner(urls: DevUrls, config: GatewayConfig, redis: DevRedis, fromEnv: 
   const shown = (name: keyof typeof DEV_DEFAULTS, value: string): string => (fromEnv[name] === undefined ? value : `(${name} from the environment)`);
   const gameNote = config.DEMO_GAME ? `redirects to the demo game at ${DEMO_GAME_PATH}` : `redirects to GAME_URL_TEMPLATE (${config.GAME_URL_TEMPLATE})`;
   const admin = `user ${shown('ADMIN_USER', config.ADMIN_USER ?? '')}, password ${shown('ADMIN_PASSWORD', config.ADMIN_PASSWORD ?? '')}`;
-  const walletOf = (id: string): string => config.registry.wallets.find((w) => w.id === id)!.client.WALLET_BASE_URL;
-  const casinos = urls.casinos.flatMap((c) => [
-    `  Play at ${c.id.padEnd(11)}${c.launch}`,
-    c.simulator === undefined
-      ? `                     wallet ${walletOf(c.id)} (from the environment)`
-      : `                     wallet simulator ${c.simulator}   admin API ${c.simulator}/__sim/ (docs/simulator.md)`,
-  ]);
+  const casinos = urls.casinos.flatMap((c) => {
+    const { client } = config.registry.wallets.find((w) => w.id === c.id)!;
+    const signed = `HMAC-${client.WALLET_SIGNATURE_ALGO.toUpperCase()} ${client.WALLET_SIGNATURE_ENCODING}`;
+    return [
+      `  Play at ${c.id.padEnd(11)}${c.launch}`,
+      c.simulator === undefined
+        ? `                     wallet ${withoutUserinfo(client.WALLET_BASE_URL)} (from the environment)`
+        : `                     wallet simulator ${c.simulator} (${signed})   admin API ${c.simulator}/__sim/ (docs/simulator.md)`,
+    ];
+  });
   const simulated = urls.casinos.some((c) => c.simulator !== undefined);
   return [
     '',
