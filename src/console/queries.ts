@@ -364,8 +364,15 @@ export async function playerRounds(deps: QueryDeps, playerId: string, siteId: st
   });
 }
 
-/** The audit trails of the wallets asked about, merged newest first; `before` pages further back in all of them. */
+/**
+ * The audit trails of the wallets asked about, merged newest first; `before` pages further back in
+ * all of them. Two wallets' streams may hold the same entry id: a page never ends between such
+ * twins, since the next page starts strictly before the last id shown.
+ */
 export async function recentAudit(deps: QueryDeps, count: number, before?: string): Promise<WalletAuditEntry[]> {
   const per = await Promise.all(deps.wallets.map(async (w) => (await w.audit.recent(count, before)).map((e) => ({ ...e, wallet: w.id }))));
-  return per.flat().sort(newerFirst).slice(0, count);
+  const merged = per.flat().sort(newerFirst);
+  let end = Math.min(count, merged.length);
+  while (end > 0 && end < merged.length && merged[end]!.id === merged[end - 1]!.id) end += 1;
+  return merged.slice(0, end);
 }

@@ -425,7 +425,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     const scope = scoped(res, q.wallet);
     if (scope === undefined) return;
     const entries = await recentAudit(scope, 100, q.before);
-    sendHtml(res, 200, auditPage(entries, formValues(req), walletIds, entries.length === 100 ? entries.at(-1)?.id : undefined));
+    sendHtml(res, 200, auditPage(entries, formValues(req), walletIds, entries.length >= 100 ? entries.at(-1)?.id : undefined));
   });
 
   router.get('/admin/export', (req, res) => sendHtml(res, 200, exportPage(formValues(req), walletIds)));

@@ -10,6 +10,7 @@ import { createMetrics } from '../../src/observability/metrics';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { Code } from '../../src/wallet/codes';
 import { body, newPlayerId, uniqueId } from '../support/gateway-harness';
+import { parseCsvLine } from '../support/csv';
 import { logSink } from '../support/log-sink';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
 import { basicAuth } from '../support/wired-gateway';
@@ -278,21 +279,7 @@ describe("actions on the second wallet's record", () => {
 });
 
 describe('the reconciliation export', () => {
-  /** RFC 4180 lines of these rows (no line breaks inside fields). */
-  function csvRows(text: string): string[][] {
-    return text
-      .split('\r\n')
-      .filter((line) => line !== '')
-      .map((line) => {
-        const out: string[] = [];
-        const re = /(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g;
-        for (let m = re.exec(line); m !== null && m.index < line.length; m = re.exec(line)) {
-          out.push(m[1] !== undefined ? m[1].replace(/""/g, '"') : (m[2] ?? ''));
-          if (re.lastIndex === m.index) re.lastIndex += 1;
-        }
-        return out;
-      });
-  }
+  const csvRows = (text: string): string[][] => text.trimEnd().split('\r\n').map(parseCsvLine);
 
   it('has a wallet column and a wallet filter; amounts and ids exact, formula-like ids neutralised in every wallet', async () => {
     const { winId, betId, playerId } = await sameIdsInBothWallets();
