@@ -246,7 +246,8 @@ describe("actions on the second wallet's record", () => {
     const statusAtA = simA.walletCalls().filter((c) => c.operation === 'status').length;
     const recheck = await act(`/admin/tx/recheck?id=${encodeURIComponent(first.winId)}&wallet=casino-b`, { note: 'asked casino b' });
     expect(recheck.status).toBe(200);
-    expect(recheck.text).toContain('data-notice>recheck:');
+    // 34: casino-b never took the refused credit; its credentials and HMAC-SHA512 signature were accepted (not 101/102).
+    expect(recheck.text).toContain('The wallet said: rejected 34');
     expect(simB.walletCalls().filter((c) => c.operation === 'status' && c.transactionId === first.winId)).toHaveLength(1);
     expect(simA.walletCalls().filter((c) => c.operation === 'status')).toHaveLength(statusAtA);
 
