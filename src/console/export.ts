@@ -9,17 +9,25 @@ import type { WalletClient } from '../wallet/protocol';
 
 /**
  * The reconciliation export: every transaction created in a time window (optionally one player's
- * or one site's), as the gateway holds it, to diff against the wallet's ledger. Streamed: records
- * are read from the time index a page at a time and written out as they come. Amounts are the
- * exact decimal text the engine sent. With `withStatus`, each record is asked about with a fresh
- * wallet `status`, at most `statusPerSecond` calls a second.
+ * or one site's), as the gateway holds it, to diff against each wallet's ledger. Wallets are
+ * separate worlds (contract 11): each row names its wallet, and the wallets asked about come one
+ * after the other in the registry's order, each oldest first. Streamed: records are read from a
+ * wallet's time index a page at a time and written out as they come. Amounts are the exact decimal
+ * text the engine sent. With `withStatus`, each record is asked about with a fresh `status` at its
+ * own wallet, at most `statusPerSecond` calls a second in all.
  */
-export interface ExportDeps {
+export interface ExportWallet {
+  readonly id: string;
   readonly redis: RedisClient;
   readonly layout: ShardLayout;
   readonly sessions: Pick<SessionStore, 'profile'>;
   readonly wallet: WalletClient;
   readonly providerId: string;
+}
+
+export interface ExportDeps {
+  /** The wallets exported (the `wallet` filter: one, or all of the registry's). */
+  readonly wallets: readonly ExportWallet[];
   readonly statusPerSecond: number;
 }
 
@@ -33,6 +41,7 @@ export interface ExportQuery {
 }
 
 export const EXPORT_COLUMNS = [
+  'wallet',
   'transaction_id',
   'kind',
   'state',
@@ -56,8 +65,9 @@ const STATUS_COLUMNS = ['wallet_status', 'wallet_code'] as const;
 
 type Row = Record<string, string>;
 
-function rowOf(r: TransactionRecord): Row {
+function rowOf(wallet: string, r: TransactionRecord): Row {
   return {
+    wallet,
     transaction_id: r.transactionId,
     kind: r.kind,
     state: r.state,
@@ -112,7 +122,7 @@ function pacer(perSecond: number): () => Promise<void> {
   };
 }
 
-async function statusColumns(deps: ExportDeps, r: TransactionRecord, pace: () => Promise<void>): Promise<Row> {
+async function statusColumns(deps: ExportWallet, r: TransactionRecord, pace: () => Promise<void>): Promise<Row> {
   const fields = await statusFieldsOf(r, deps.sessions, deps.providerId);
   if (fields === undefined) return { wallet_status: 'not_asked', wallet_code: '' };
   await pace();
@@ -128,15 +138,17 @@ export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGene
   const pace = pacer(deps.statusPerSecond);
   let first = true;
   yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';
-  for await (const records of recordsCreatedIn(deps.redis, deps.layout, q.from, q.to)) {
-    let chunk = '';
-    for (const r of records) {
-      if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;
-      const row = q.withStatus ? { ...rowOf(r), ...(await statusColumns(deps, r, pace)) } : rowOf(r);
-      chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
-      first = false;
+  for (const w of deps.wallets) {
+    for await (const records of recordsCreatedIn(w.redis, w.layout, q.from, q.to)) {
+      let chunk = '';
+      for (const r of records) {
+        if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;
+        const row = q.withStatus ? { ...rowOf(w.id, r), ...(await statusColumns(w, r, pace)) } : rowOf(w.id, r);
+        chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
+        first = false;
+      }
+      if (chunk !== '') yield chunk;
     }
-    if (chunk !== '') yield chunk;
   }
   if (q.format === 'json') yield '\n]\n';
 }

@@ -1,12 +1,12 @@
 import type { ActionResult } from '../console/actions';
-import type { BigWin, Overview, Page, PlayerRound, StaleRound, TransactionDetail } from '../console/queries';
-import type { StoredAuditEntry } from '../store/audit';
-import type { EndingToken } from '../store/record-scan';
-import type { AttemptLogEntry, TransactionRecord } from '../store/types';
+import type { BigWin, Overview, Page, PlayerRound, StaleRound, TransactionDetail, WalletAuditEntry, WalletRecord, WalletToken } from '../console/queries';
+import type { AttemptLogEntry } from '../store/types';
 
 /**
  * The operators' console as plain server-rendered HTML: real links, forms and buttons (keyboard
  * and screen-reader friendly, visible focus), no script, no build step. Every value is escaped.
+ * Every row names its wallet, and every link to a record, a player or an action carries it: the same
+ * ids in two wallets are two different things (contract 11).
  */
 
 export function esc(value: unknown): string {
@@ -79,24 +79,25 @@ const stateTag = (state: string): string => `<span class="state state-${esc(stat
  * A transaction's page carries its id in the query: a browser resolves a path segment `.` or `..`
  * (or `%2e%2e`) before sending, so ids such as `..` cannot travel in the path.
  */
-const txQuery = (id: string): string => `id=${encodeURIComponent(id)}`;
-const txLink = (id: string): string => `<a href="/admin/tx?${txQuery(id)}">${esc(id)}</a>`;
-const playerLink = (player: string, site: string): string =>
-  `<a href="/admin/players/${encodeURIComponent(player)}?site_id=${encodeURIComponent(site)}">${esc(player)}</a>`;
+const txQuery = (id: string, wallet: string): string => `id=${encodeURIComponent(id)}&wallet=${encodeURIComponent(wallet)}`;
+const txLink = (id: string, wallet: string): string => `<a href="/admin/tx?${esc(txQuery(id, wallet))}">${esc(id)}</a>`;
+const playerLink = (player: string, site: string, wallet: string): string =>
+  `<a href="/admin/players/${encodeURIComponent(player)}?site_id=${encodeURIComponent(site)}&amp;wallet=${encodeURIComponent(wallet)}">${esc(player)}</a>`;
 
-function recordRows(records: readonly TransactionRecord[], now: number): string {
-  if (records.length === 0) return '<tr><td colspan="8" class="muted">None.</td></tr>';
+function recordRows(records: readonly WalletRecord[], now: number): string {
+  if (records.length === 0) return '<tr><td colspan="9" class="muted">None.</td></tr>';
   return records
     .map(
-      (r) => `<tr data-id="${esc(r.transactionId)}"><td>${txLink(r.transactionId)}</td><td>${esc(r.kind)}</td><td>${stateTag(r.state)}${r.resolution ? ` <span class="muted">(${esc(r.resolution)})</span>` : ''}</td>
-<td class="num">${esc(r.amount)} ${esc(r.currency)}</td><td>${playerLink(r.playerId, r.siteId)} / ${esc(r.siteId)}</td><td>${esc(r.roundId)}</td><td class="num">${r.attempts}</td><td>${age(r.createdAt, now)}</td></tr>`,
+      (r) => `<tr data-id="${esc(r.transactionId)}" data-wallet="${esc(r.wallet)}"><td>${esc(r.wallet)}</td><td>${txLink(r.transactionId, r.wallet)}</td><td>${esc(r.kind)}</td><td>${stateTag(r.state)}${r.resolution ? ` <span class="muted">(${esc(r.resolution)})</span>` : ''}</td>
+<td class="num">${esc(r.amount)} ${esc(r.currency)}</td><td>${playerLink(r.playerId, r.siteId, r.wallet)} / ${esc(r.siteId)}</td><td>${esc(r.roundId)}</td><td class="num">${r.attempts}</td><td>${age(r.createdAt, now)}</td></tr>`,
     )
     .join('');
 }
 
-const RECORD_HEAD = '<tr><th scope="col">Transaction</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Amount</th><th scope="col">Player / site</th><th scope="col">Round</th><th scope="col">Attempts</th><th scope="col">Age</th></tr>';
+const RECORD_HEAD =
+  '<tr><th scope="col">Wallet</th><th scope="col">Transaction</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Amount</th><th scope="col">Player / site</th><th scope="col">Round</th><th scope="col">Attempts</th><th scope="col">Age</th></tr>';
 
-export function recordTable(records: readonly TransactionRecord[], now: number, caption: string): string {
+export function recordTable(records: readonly WalletRecord[], now: number, caption: string): string {
   return `<table><caption class="muted" style="text-align:left">${esc(caption)}</caption><thead>${RECORD_HEAD}</thead><tbody>${recordRows(records, now)}</tbody></table>`;
 }
 
@@ -105,12 +106,24 @@ function card(n: number | string, label: string, tone = '', href?: string): stri
   return `<div class="card ${tone}" data-card="${esc(label)}">${href ? `<a href="${esc(href)}" style="text-decoration:none;color:inherit">${inner}</a>` : inner}</div>`;
 }
 
-export function overviewPage(o: Overview, now: number): string {
+/** The `wallet` filter: every wallet of the registry (the default), or one. */
+function walletSelect(values: FilterValues, walletIds: readonly string[]): string {
+  const options = ['', ...walletIds].map((id) => `<option value="${esc(id)}"${(values.wallet ?? '') === id ? ' selected' : ''}>${esc(id || 'all wallets')}</option>`).join('');
+  return `<label>Wallet<select name="wallet">${options}</select></label>`;
+}
+
+export function overviewPage(o: Overview, values: FilterValues, walletIds: readonly string[], now: number): string {
+  const perWallet = o.wallets
+    .map(
+      (w) => `<tr data-wallet="${esc(w.wallet)}"><td>${esc(w.wallet)}</td><td class="num"><a href="/admin/transactions-list?state=dead&amp;wallet=${encodeURIComponent(w.wallet)}">${w.dead}</a></td><td class="num"><a href="/admin/transactions-list?state=pending&amp;wallet=${encodeURIComponent(w.wallet)}">${w.pending}</a></td><td class="num">${w.compensating}</td><td>${w.oldestPendingAt === null ? '—' : age(w.oldestPendingAt, now)}</td><td class="num">${w.endingTokens}</td><td class="num">${w.terminateFailedTokens}</td></tr>`,
+    )
+    .join('');
   const queues = o.queues
     .map((q) => `<tr><td>${esc(q.queue)}</td>${['waiting', 'delayed', 'active', 'failed'].map((s) => `<td class="num">${q.counts[s] ?? 0}</td>`).join('')}</tr>`)
     .join('');
   const wins = bigWinRows(o.bigWinsToday.items, now);
-  const body = `<section class="cards" aria-label="Money at a glance">
+  const body = `<form class="filters" method="get" action="/admin">${walletSelect(values, walletIds)}<button type="submit">Show</button></form>
+<section class="cards" aria-label="Money at a glance">
 ${card(o.dead, 'dead (an operator must act)', o.dead > 0 ? 'bad' : '', '/admin/transactions-list?state=dead')}
 ${card(o.pending, 'pending', o.pending > 0 ? 'warn' : '', '/admin/transactions-list?state=pending')}
 ${card(o.compensating, 'compensating', o.compensating > 0 ? 'warn' : '')}
@@ -119,6 +132,7 @@ ${card(o.endingTokens, 'tokens waiting for terminate', o.endingTokens > 0 ? 'war
 ${card(o.terminateFailedTokens, 'terminates given up', o.terminateFailedTokens > 0 ? 'bad' : '', '/admin/tokens?index=failed')}
 ${card(o.bigWinsToday.total, 'big wins today', '', '/admin/big-wins')}
 </section>${o.truncated ? '<p class="muted">The pending index is larger than one scan: counts are of its first part.</p>' : ''}
+<h2>Wallets</h2><table><thead><tr><th scope="col">Wallet</th><th scope="col">dead</th><th scope="col">pending</th><th scope="col">compensating</th><th scope="col">oldest pending</th><th scope="col">tokens waiting</th><th scope="col">terminates given up</th></tr></thead><tbody>${perWallet}</tbody></table>
 <h2>Dead transactions</h2>${recordTable(o.deadSample, now, 'The oldest dead records; open one to act.')}
 <h2>Queues</h2><table><thead><tr><th scope="col">Queue</th><th scope="col">waiting</th><th scope="col">delayed</th><th scope="col">active</th><th scope="col">failed</th></tr></thead><tbody>${queues}</tbody></table>
 <h2>Big wins today</h2>${bigWinTable(wins)}`;
@@ -129,12 +143,12 @@ export interface FilterValues {
   readonly [name: string]: string | undefined;
 }
 
-function filterForm(action: string, values: FilterValues, extra = ''): string {
+function filterForm(action: string, values: FilterValues, walletIds: readonly string[], extra = ''): string {
   const input = (name: string, label: string, type = 'text') =>
     `<label>${esc(label)}<input type="${type}" name="${name}" value="${esc(values[name] ?? '')}"></label>`;
   const select = (name: string, label: string, options: string[]) =>
     `<label>${esc(label)}<select name="${name}">${options.map((o) => `<option value="${esc(o)}"${values[name] === o ? ' selected' : ''}>${esc(o || 'any')}</option>`).join('')}</select></label>`;
-  return `<form class="filters" method="get" action="${esc(action)}">${extra}${select('kind', 'Kind', ['', 'debit', 'credit', 'rollback'])}
+  return `<form class="filters" method="get" action="${esc(action)}">${walletSelect(values, walletIds)}${extra}${select('kind', 'Kind', ['', 'debit', 'credit', 'rollback'])}
 ${input('player_id', 'Player')}${input('site_id', 'Site')}${input('from', 'From (UTC)', 'datetime-local')}${input('to', 'To (UTC)', 'datetime-local')}${input('min_age', 'Older than (s)', 'number')}
 <button type="submit">Filter</button></form>`;
 }
@@ -143,45 +157,45 @@ function pageNote<T>(p: Page<T>): string {
   return `<p class="muted">${p.total} found${p.truncated ? ' (the scan stopped at its limit: narrow the filters)' : ''}.</p>`;
 }
 
-export function transactionsPage(p: Page<TransactionRecord>, values: FilterValues, now: number): string {
+export function transactionsPage(p: Page<WalletRecord>, values: FilterValues, walletIds: readonly string[], now: number): string {
   const state = `<label>State<select name="state">${['dead', 'pending'].map((s) => `<option${values.state === s ? ' selected' : ''}>${s}</option>`).join('')}</select></label>`;
-  return layout('Dead & pending transactions', '/admin/transactions-list', `${filterForm('/admin/transactions-list', values, state)}${pageNote(p)}${recordTable(p.items, now, `${values.state ?? 'dead'} transactions`)}`);
+  return layout('Dead & pending transactions', '/admin/transactions-list', `${filterForm('/admin/transactions-list', values, walletIds, state)}${pageNote(p)}${recordTable(p.items, now, `${values.state ?? 'dead'} transactions`)}`);
 }
 
-export function staleRoundsPage(p: Page<StaleRound>, values: FilterValues, staleSeconds: number, now: number): string {
+export function staleRoundsPage(p: Page<StaleRound>, values: FilterValues, walletIds: readonly string[], staleSeconds: number, now: number): string {
   const rows = p.items.map((s) => s.bet);
   return layout(
     'Stale rounds',
     '/admin/stale-rounds',
-    `<p>Bets whose round had no closing win or refund for more than ${staleSeconds} s.</p>${filterForm('/admin/stale-rounds', values)}${pageNote(p)}${recordTable(rows, now, 'The bet of each stale round')}`,
+    `<p>Bets whose round had no closing win or refund for more than ${staleSeconds} s.</p>${filterForm('/admin/stale-rounds', values, walletIds)}${pageNote(p)}${recordTable(rows, now, 'The bet of each stale round')}`,
   );
 }
 
 function bigWinRows(wins: readonly BigWin[], now: number): string {
-  if (wins.length === 0) return '<tr><td colspan="7" class="muted">None.</td></tr>';
+  if (wins.length === 0) return '<tr><td colspan="8" class="muted">None.</td></tr>';
   return wins
     .map(
-      (w) => `<tr><td>${txLink(w.win.transactionId)}</td><td class="num">${esc(w.win.amount)} ${esc(w.win.currency)}</td><td class="num">${esc(w.betAmount ?? '—')}</td>
-<td>${esc(w.over.join(', '))}</td><td>${stateTag(w.win.state)}</td><td>${playerLink(w.win.playerId, w.win.siteId)} / ${esc(w.win.siteId)}</td><td>${age(w.win.createdAt, now)}</td></tr>`,
+      (w) => `<tr data-wallet="${esc(w.win.wallet)}"><td>${esc(w.win.wallet)}</td><td>${txLink(w.win.transactionId, w.win.wallet)}</td><td class="num">${esc(w.win.amount)} ${esc(w.win.currency)}</td><td class="num">${esc(w.betAmount ?? '—')}</td>
+<td>${esc(w.over.join(', '))}</td><td>${stateTag(w.win.state)}</td><td>${playerLink(w.win.playerId, w.win.siteId, w.win.wallet)} / ${esc(w.win.siteId)}</td><td>${age(w.win.createdAt, now)}</td></tr>`,
     )
     .join('');
 }
 
 function bigWinTable(rows: string): string {
-  return `<table><thead><tr><th scope="col">Win</th><th scope="col">Amount</th><th scope="col">Bet</th><th scope="col">Over</th><th scope="col">State</th><th scope="col">Player / site</th><th scope="col">Age</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table><thead><tr><th scope="col">Wallet</th><th scope="col">Win</th><th scope="col">Amount</th><th scope="col">Bet</th><th scope="col">Over</th><th scope="col">State</th><th scope="col">Player / site</th><th scope="col">Age</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-export function bigWinsPage(p: Page<BigWin>, values: FilterValues, thresholds: string, now: number): string {
-  return layout('Big wins', '/admin/big-wins', `<p>${esc(thresholds)} Default window: today (UTC).</p>${filterForm('/admin/big-wins', values)}${pageNote(p)}${bigWinTable(bigWinRows(p.items, now))}`);
+export function bigWinsPage(p: Page<BigWin>, values: FilterValues, walletIds: readonly string[], thresholds: string, now: number): string {
+  return layout('Big wins', '/admin/big-wins', `<p>${esc(thresholds)} Default window: today (UTC).</p>${filterForm('/admin/big-wins', values, walletIds)}${pageNote(p)}${bigWinTable(bigWinRows(p.items, now))}`);
 }
 
-export function tokensPage(index: 'ending' | 'failed', t: { tokens: EndingToken[]; total: number }, now: number): string {
+export function tokensPage(index: 'ending' | 'failed', t: { tokens: WalletToken[]; total: number }, values: FilterValues, walletIds: readonly string[], now: number): string {
   const rows =
     t.tokens.length === 0
-      ? '<tr><td colspan="7" class="muted">None.</td></tr>'
+      ? '<tr><td colspan="8" class="muted">None.</td></tr>'
       : t.tokens
           .map(
-            (k) => `<tr><td><code>${esc(k.tokenRef)}</code></td><td>${playerLink(k.playerId, k.siteId)} / ${esc(k.siteId)}</td><td>${esc(k.state)}</td>
+            (k) => `<tr data-wallet="${esc(k.wallet)}"><td>${esc(k.wallet)}</td><td><code>${esc(k.tokenRef)}</code></td><td>${playerLink(k.playerId, k.siteId, k.wallet)} / ${esc(k.siteId)}</td><td>${esc(k.state)}</td>
 <td class="num">${k.holding}</td><td>${k.from === null ? '—' : age(k.from, now)}</td><td class="num">${k.attempts}</td><td>${esc(k.lastCode || '—')}</td></tr>`,
           )
           .join('');
@@ -189,8 +203,8 @@ export function tokensPage(index: 'ending' | 'failed', t: { tokens: EndingToken[
   return layout(
     'Terminates',
     '/admin/tokens',
-    `${tabs}<p class="muted">${t.total} tokens. "Held by" counts the token's credits/rollbacks still pending or dead: a terminate waits for them.</p>
-<table><thead><tr><th scope="col">Token ref</th><th scope="col">Player / site</th><th scope="col">State</th><th scope="col">Held by</th><th scope="col">Decided</th><th scope="col">Tries</th><th scope="col">Last code</th></tr></thead><tbody>${rows}</tbody></table>`,
+    `${tabs}<form class="filters" method="get" action="/admin/tokens"><input type="hidden" name="index" value="${esc(index)}">${walletSelect(values, walletIds)}<button type="submit">Filter</button></form><p class="muted">${t.total} tokens. "Held by" counts the token's credits/rollbacks still pending or dead: a terminate waits for them.</p>
+<table><thead><tr><th scope="col">Wallet</th><th scope="col">Token ref</th><th scope="col">Player / site</th><th scope="col">State</th><th scope="col">Held by</th><th scope="col">Decided</th><th scope="col">Tries</th><th scope="col">Last code</th></tr></thead><tbody>${rows}</tbody></table>`,
   );
 }
 
@@ -201,23 +215,23 @@ function attemptRows(attempts: readonly AttemptLogEntry[]): string {
     .join('');
 }
 
-function auditRows(entries: readonly StoredAuditEntry[], withTransaction: boolean): string {
-  if (entries.length === 0) return `<tr><td colspan="${withTransaction ? 7 : 6}" class="muted">None.</td></tr>`;
+function auditRows(entries: readonly WalletAuditEntry[], withTransaction: boolean): string {
+  if (entries.length === 0) return `<tr><td colspan="${withTransaction ? 8 : 7}" class="muted">None.</td></tr>`;
   return entries
     .map(
       // An action on a dead debit moves its compensation: the states are the compensation's, named.
-      (e) => `<tr data-audit><td>${iso(e.at)}</td><td>${esc(e.user)}</td><td>${esc(e.action)}</td>${withTransaction ? `<td>${txLink(e.transactionId)}</td>` : ''}<td>${e.targetId !== '' && e.targetId !== e.transactionId ? `compensation ${txLink(e.targetId)}: ` : ''}${esc(e.stateBefore)} → ${esc(e.stateAfter)}</td><td>${esc(e.result)}</td><td>${esc(e.note)}</td></tr>`,
+      (e) => `<tr data-audit data-wallet="${esc(e.wallet)}"><td>${iso(e.at)}</td><td>${esc(e.wallet)}</td><td>${esc(e.user)}</td><td>${esc(e.action)}</td>${withTransaction ? `<td>${txLink(e.transactionId, e.wallet)}</td>` : ''}<td>${e.targetId !== '' && e.targetId !== e.transactionId ? `compensation ${txLink(e.targetId, e.wallet)}: ` : ''}${esc(e.stateBefore)} → ${esc(e.stateAfter)}</td><td>${esc(e.result)}</td><td>${esc(e.note)}</td></tr>`,
     )
     .join('');
 }
 
-function auditTable(entries: readonly StoredAuditEntry[], withTransaction: boolean): string {
-  return `<table><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th>${withTransaction ? '<th scope="col">Transaction</th>' : ''}<th scope="col">State</th><th scope="col">Result</th><th scope="col">Note</th></tr></thead><tbody>${auditRows(entries, withTransaction)}</tbody></table>`;
+function auditTable(entries: readonly WalletAuditEntry[], withTransaction: boolean): string {
+  return `<table><thead><tr><th scope="col">When</th><th scope="col">Wallet</th><th scope="col">Who</th><th scope="col">Action</th>${withTransaction ? '<th scope="col">Transaction</th>' : ''}<th scope="col">State</th><th scope="col">Result</th><th scope="col">Note</th></tr></thead><tbody>${auditRows(entries, withTransaction)}</tbody></table>`;
 }
 
-function actionForm(id: string, action: string, title: string, button: string, extra = '', tone = ''): string {
+function actionForm(id: string, wallet: string, action: string, title: string, button: string, extra = '', tone = ''): string {
   const field = `note-${action}`;
-  return `<form method="post" action="/admin/tx/${action}?${txQuery(id)}" aria-labelledby="${field}-title"><strong id="${field}-title">${esc(title)}</strong>${extra}
+  return `<form method="post" action="/admin/tx/${action}?${esc(txQuery(id, wallet))}" aria-labelledby="${field}-title"><strong id="${field}-title">${esc(title)}</strong>${extra}
 <label for="${field}">Note (required)</label><textarea id="${field}" name="note" required minlength="3" maxlength="500" rows="2"></textarea>
 <button type="submit" class="${tone}">${esc(button)}</button></form>`;
 }
@@ -236,19 +250,20 @@ export function noticeOf(result: ActionResult | undefined): string {
 export function detailPage(d: TransactionDetail, adminJson: Record<string, unknown>, notice: string, now: number): string {
   const r = d.record;
   const rows: [string, string][] = [
+    ['Wallet', esc(d.wallet)],
     ['State', `${stateTag(r.state)}${r.resolution ? ` resolution: <strong>${esc(r.resolution)}</strong>` : ''}`],
     ['Kind', esc(r.kind)],
     ['Amount', `${esc(r.amount)} ${esc(r.currency)}`],
-    ['Player / site', `${playerLink(r.playerId, r.siteId)} / ${esc(r.siteId)}`],
+    ['Player / site', `${playerLink(r.playerId, r.siteId, d.wallet)} / ${esc(r.siteId)}`],
     ['Round', `${esc(r.roundId)} (wallet round ${esc(r.walletRoundId)})${r.roundClosed ? ', closes it' : ''}`],
-    ['Bet', r.referenceTransactionId ? txLink(r.referenceTransactionId) : '—'],
+    ['Bet', r.referenceTransactionId ? txLink(r.referenceTransactionId, d.wallet) : '—'],
     ['Attempts', `${r.attempts} (history ${esc(r.history.join(', ') || '—')}; last code ${esc(r.lastWalletCode ?? '—')})`],
     ['Note', esc(r.note ?? '—')],
     ['Error', esc(r.error ? `${r.error.code}: ${r.error.message}` : '—')],
     ['Created / updated', `${iso(r.createdAt)} / ${iso(r.updatedAt)} (${age(r.createdAt, now)} ago)`],
   ];
   const comp = d.compensation
-    ? `<dl><dt>Compensation</dt><dd>${txLink(d.compensation.transactionId)} ${stateTag(d.compensation.state)} — ${d.compensation.attempts} attempts, note ${esc(d.compensation.note ?? '—')}</dd></dl>`
+    ? `<dl><dt>Compensation</dt><dd>${txLink(d.compensation.transactionId, d.wallet)} ${stateTag(d.compensation.state)} — ${d.compensation.attempts} attempts, note ${esc(d.compensation.note ?? '—')}</dd></dl>`
     : r.compensationId
       ? `<p>Compensation ${esc(r.compensationId)} (expired after the retention).</p>`
       : '<p class="muted">No compensation.</p>';
@@ -258,12 +273,13 @@ export function detailPage(d: TransactionDetail, adminJson: Record<string, unkno
     : `<p class="muted">Session <code>${esc(r.sessionId)}</code> expired.</p>`;
   const dead = r.state === 'dead' || (r.kind === 'debit' && d.compensation?.state === 'dead');
   const actions = `<div class="actions">
-${actionForm(r.transactionId, 'recheck', 'Re-check now', 'Ask the wallet (status)')}
-${dead ? actionForm(r.transactionId, 'redrive', 'Redrive', 'Redrive: send it again') : ''}
+${actionForm(r.transactionId, d.wallet, 'recheck', 'Re-check now', 'Ask the wallet (status)')}
+${dead ? actionForm(r.transactionId, d.wallet, 'redrive', 'Redrive', 'Redrive: send it again') : ''}
 ${
   dead
     ? actionForm(
         r.transactionId,
+        d.wallet,
         'resolve',
         'Resolve manually (no wallet call)',
         'Resolve',
@@ -287,31 +303,40 @@ ${
 <h2>Round ${esc(r.roundId)}</h2>${recordTable(d.round, now, 'Every transaction of the round the player index still holds')}
 <h2>Session</h2>${session}
 <h2>Audit</h2>${auditTable(d.audit, false)}
-<details><summary>JSON (GET /admin/api/transactions/${esc(r.transactionId)})</summary><pre>${esc(JSON.stringify(adminJson, null, 2))}</pre></details>`;
+<details><summary>JSON (GET /admin/api/transactions/${esc(r.transactionId)}?wallet=${esc(d.wallet)})</summary><pre>${esc(JSON.stringify(adminJson, null, 2))}</pre></details>`;
   return layout(`Transaction ${r.transactionId}`, '/admin/tx', body);
 }
 
-export function playerPage(playerId: string, siteId: string, rounds: readonly PlayerRound[], now: number): string {
+/** An id held in several wallets, looked up without `wallet`: which one? */
+export function ambiguousPage(transactionId: string, wallets: readonly string[]): string {
+  const links = wallets.map((w) => `<li>${txLink(transactionId, w)} in wallet ${esc(w)}</li>`).join('');
+  return layout(`Transaction ${transactionId}`, '/admin/tx', `<p class="notice bad" role="status">This id names a transaction in each of these wallets; open one.</p><ul>${links}</ul>`);
+}
+
+export function playerPage(playerId: string, siteId: string, wallet: string | undefined, rounds: readonly PlayerRound[], now: number): string {
   const body =
     rounds.length === 0
       ? '<p class="muted">No recent transactions indexed for this player.</p>'
-      : rounds.map((r) => `<h2>Round ${esc(r.roundId)}</h2>${recordTable(r.records, now, '')}`).join('');
-  return layout(`Player ${playerId} / site ${siteId}: recent rounds`, '/admin/players', body);
+      : rounds.map((r) => `<h2>Round ${esc(r.roundId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.records, now, '')}`).join('');
+  // A player id is the casino's own: the same id at two wallets is two players, each shown under its wallet.
+  return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: recent rounds`, '/admin/players', body);
 }
 
-export function auditPage(entries: readonly StoredAuditEntry[], next: string | undefined): string {
-  const more = next ? `<p><a href="/admin/audit?before=${encodeURIComponent(next)}">Older entries</a></p>` : '';
-  return layout('Audit trail', '/admin/audit', `${auditTable(entries, true)}${more}`);
+export function auditPage(entries: readonly WalletAuditEntry[], values: FilterValues, walletIds: readonly string[], next: string | undefined): string {
+  const wallet = values.wallet ? `&wallet=${encodeURIComponent(values.wallet)}` : '';
+  const more = next ? `<p><a href="/admin/audit?before=${encodeURIComponent(next)}${esc(wallet)}">Older entries</a></p>` : '';
+  const filter = `<form class="filters" method="get" action="/admin/audit">${walletSelect(values, walletIds)}<button type="submit">Filter</button></form>`;
+  return layout('Audit trail', '/admin/audit', `${filter}${auditTable(entries, true)}${more}`);
 }
 
-export function exportPage(values: FilterValues): string {
+export function exportPage(values: FilterValues, walletIds: readonly string[]): string {
   const input = (name: string, label: string, type = 'text', required = false) =>
     `<label>${esc(label)}<input type="${type}" name="${name}" value="${esc(values[name] ?? '')}"${required ? ' required' : ''}></label>`;
   return layout(
     'Reconciliation export',
     '/admin/export',
     `<p>Every transaction created in the window, as the gateway holds it (amounts as exact decimal text), streamed. Diff it against the wallet's ledger.</p>
-<form class="filters" method="get" action="/admin/api/export">${input('from', 'From (UTC)', 'datetime-local', true)}${input('to', 'To (UTC)', 'datetime-local', true)}${input('player_id', 'Player')}${input('site_id', 'Site')}
+<form class="filters" method="get" action="/admin/api/export">${walletSelect(values, walletIds)}${input('from', 'From (UTC)', 'datetime-local', true)}${input('to', 'To (UTC)', 'datetime-local', true)}${input('player_id', 'Player')}${input('site_id', 'Site')}
 <label>Format<select name="format"><option>csv</option><option>json</option></select></label>
 <label style="flex-direction:row;align-items:center;gap:.4rem"><input type="checkbox" name="status" value="1"> Fresh wallet status per record (rate-limited)</label>
 <button type="submit">Download</button></form>`,

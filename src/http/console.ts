@@ -2,28 +2,53 @@ import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { recheckAction, redriveAction, resolveAction, type ActionDeps, type ActionResult, type Actor } from '../console/actions';
 import { exportChunks, type ExportDeps } from '../console/export';
-import { bigWins, listTransactions, overview, playerRounds, staleRounds, tokensWaiting, transactionDetail, type Filter, type QueryDeps } from '../console/queries';
+import {
+  bigWins,
+  listTransactions,
+  overview,
+  playerRounds,
+  recentAudit,
+  staleRounds,
+  tokensWaiting,
+  transactionDetail,
+  walletsHolding,
+  type ConsoleWallet,
+  type Filter,
+  type QueryDeps,
+  type WalletRecord,
+} from '../console/queries';
+import { REGISTRY_ID } from '../config/registry';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
 import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import { U64_MAX } from '../lib/schemas';
 import type { Logger } from '../observability/logger';
-import type { TransactionRecord } from '../store/types';
 import { adminView } from './admin-view';
 import { notFound } from './errors';
-import { auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
+import { ambiguousPage, auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
 
 /**
  * The operators' money console under /admin (pages) and /admin/api (the same data as JSON). Mounted
  * by the admin router behind its Basic auth, framing refusal and cross-origin refusal of changes.
+ *
+ * Every wallet of the registry (contract 11): each list, lookup and the export take `wallet=<id>`
+ * and without it read every wallet, each row naming its own. A transaction id is unique per wallet
+ * only: a lookup or action without `wallet` that finds the id in several wallets answers
+ * `409 AMBIGUOUS_TRANSACTION` (a page lists the candidates) and does nothing. An action runs with
+ * the record's own wallet (its client, stores and queues) and is audited in that wallet's trail.
  */
 export interface ConsoleDeps {
+  /** Every wallet of the registry, in its order. */
   readonly queries: QueryDeps;
-  readonly actions: ActionDeps;
+  /** Each wallet's actions, by wallet id. */
+  readonly actions: ReadonlyMap<string, ActionDeps>;
+  /** Every wallet of the registry, in its order. */
   readonly exports: ExportDeps;
+  /** Where an action on an id no wallet holds is audited: the home wallet's trail. */
+  readonly homeWallet: string;
   readonly logger: Logger;
 }
 
@@ -38,6 +63,8 @@ const timeText = z.string().transform((s, ctx) => {
 const time = z.preprocess(emptyAsUndefined, timeText.optional());
 const requiredTime = z.preprocess(emptyAsUndefined, timeText);
 const id = z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9]{1,20}$/, 'must be a number').optional());
+/** One wallet of the registry; empty or absent: every wallet. */
+const walletFilter = z.preprocess(emptyAsUndefined, z.string().regex(REGISTRY_ID, 'must be one wallet id: 1–32 characters of a-z, 0-9 and -').optional());
 /** An audit entry's stream id (`ms-seq`) to page before: both parts fit Redis's 64 bits, and it is above 0-0 (nothing is older). */
 const AUDIT_CURSOR = /^\d{1,20}-\d{1,20}$/;
 const auditCursor = z
@@ -48,7 +75,7 @@ const auditCursor = z
   .optional();
 
 /** A player's pages: the player from the path and the site from the query, checked together (one answer naming every bad field). */
-const playerQuery = z.strictObject({ player_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number'), site_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number') });
+const playerQuery = z.strictObject({ player_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number'), site_id: z.string().regex(/^[0-9]{1,20}$/, 'must be a number'), wallet: walletFilter });
 
 const filterSchema = z.strictObject({
   state: z.preprocess(emptyAsUndefined, z.enum(['dead', 'pending']).optional()),
@@ -61,6 +88,7 @@ const filterSchema = z.strictObject({
   offset: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(0)),
   limit: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(500).default(50)),
   index: z.preprocess(emptyAsUndefined, z.enum(['ending', 'failed']).optional()),
+  wallet: walletFilter,
 });
 
 const actionSchema = z.strictObject({
@@ -75,7 +103,11 @@ const exportSchema = z.strictObject({
   site_id: id,
   format: z.preprocess(emptyAsUndefined, z.enum(['csv', 'json']).default('csv')),
   status: z.preprocess(emptyAsUndefined, z.enum(['0', '1']).default('0')),
+  wallet: walletFilter,
 });
+
+/** A transaction's page or action: its id (path or `?id=`) and, to tell it from the same id in another wallet, `?wallet=`. */
+const lookupQuery = z.looseObject({ wallet: walletFilter });
 
 type FilterInput = z.output<typeof filterSchema>;
 
@@ -109,7 +141,11 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   const { queries, logger } = deps;
   const router = Router();
   const forms = [express.urlencoded({ extended: false, limit: '16kb' }), express.json({ limit: '16kb' })];
-  const views = (records: readonly TransactionRecord[]) => Promise.all(records.map((r) => adminView(r, queries.store)));
+  const walletIds = queries.wallets.map((w) => w.id);
+  const byId = new Map(queries.wallets.map((w) => [w.id, w]));
+  /** A record as the JSON shows it: its wallet first. */
+  const view = async (r: WalletRecord) => ({ wallet: r.wallet, ...(await adminView(r, byId.get(r.wallet)!.store)) });
+  const views = (records: readonly WalletRecord[]) => Promise.all(records.map(view));
   const actor = (req: Request, res: Response, note: string): Actor => ({ user: res.locals.adminUser as string, note, requestId: requestIdOf(res) });
   /** The API names a transaction in its path, the pages in the query (`?id=`; see console-pages.ts). */
   const transactionId = (req: Request, res: Response): string | undefined => {
@@ -118,9 +154,34 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     sendError(res, errors.validation([{ field: 'transaction_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]));
     return undefined;
   };
+  /** The wallets a `wallet` filter asks about: that one, or all; an id the registry lacks is 404 WALLET_NOT_FOUND. */
+  function scoped(res: Response, wallet: string | undefined): QueryDeps | undefined {
+    if (wallet === undefined) return queries;
+    const w = byId.get(wallet);
+    if (w === undefined) {
+      sendError(res, codedError('WALLET_NOT_FOUND'));
+      return undefined;
+    }
+    return { ...queries, wallets: [w] };
+  }
 
-  /** Runs an action named in the path with the body's note; its log line is the audit trail's twin. */
-  async function act(req: Request, res: Response): Promise<{ id: string; result: ActionResult } | undefined> {
+  type Located = { kind: 'one'; wallet: ConsoleWallet } | { kind: 'none' } | { kind: 'several'; wallets: string[] };
+  /** The wallet of a transaction named by id (and maybe `?wallet=`). */
+  async function locate(req: Request, res: Response, txId: string): Promise<Located | undefined> {
+    const q = parse(lookupQuery, req.query, res);
+    if (q === undefined) return undefined;
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return undefined;
+    const holding = await walletsHolding(scope, txId);
+    if (holding.length > 1) return { kind: 'several', wallets: holding.map((w) => w.id) };
+    if (holding.length === 1) return { kind: 'one', wallet: holding[0]! };
+    // Nothing holds it: the action is refused (and audited) in the wallet named, else the home wallet.
+    return q.wallet === undefined ? { kind: 'none' } : { kind: 'one', wallet: byId.get(q.wallet)! };
+  }
+  const ambiguous = (wallets: readonly string[]) => codedError('AMBIGUOUS_TRANSACTION', { message: `this transaction_id is held in wallets ${wallets.join(', ')}; repeat with ?wallet=<id>` });
+
+  /** Runs an action named in the path with the body's note, at the record's own wallet; its log line is the audit trail's twin. */
+  async function act(req: Request, res: Response): Promise<{ id: string; wallet: string; result: ActionResult } | undefined> {
     const txId = transactionId(req, res);
     if (txId === undefined) return undefined;
     const body = parse(actionSchema, req.body ?? {}, res);
@@ -131,18 +192,28 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
       sendError(res, notFound());
       return undefined;
     }
-    let result: ActionResult;
-    if (action === 'redrive') result = await redriveAction(deps.actions, txId, who);
-    else if (action === 'recheck') result = await recheckAction(deps.actions, txId, who);
-    else if (body.outcome !== undefined) result = await resolveAction(deps.actions, txId, body.outcome, who);
-    else {
+    if (action === 'resolve' && body.outcome === undefined) {
       sendError(res, errors.validation([{ field: 'outcome', message: "a resolution needs 'applied', 'not_applied' or 'bet_not_applied'" }]));
       return undefined;
     }
+    const located = await locate(req, res, txId);
+    if (located === undefined) return undefined;
+    if (located.kind === 'several') {
+      logger.info({ admin_user: who.user, action, transaction_id: txId, result: 'ambiguous', wallets: located.wallets, request_id: who.requestId }, 'admin action');
+      sendError(res, ambiguous(located.wallets));
+      return undefined;
+    }
+    const wallet = located.kind === 'one' ? located.wallet.id : deps.homeWallet;
+    const actions = deps.actions.get(wallet)!;
+    let result: ActionResult;
+    if (action === 'redrive') result = await redriveAction(actions, txId, who);
+    else if (action === 'recheck') result = await recheckAction(actions, txId, who);
+    else result = await resolveAction(actions, txId, body.outcome!, who);
     logger.info(
       {
         admin_user: who.user,
         action: result.kind === 'done' ? result.action : action,
+        wallet,
         transaction_id: txId,
         result: result.kind,
         ...(result.kind === 'done' ? { target: result.targetId, state_before: result.stateBefore, state_after: result.stateAfter } : {}),
@@ -151,13 +222,17 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
       },
       'admin action',
     );
-    return { id: txId, result };
+    return { id: txId, wallet, result };
   }
 
   // ------------------------------------------------------------------ JSON API
 
-  router.get('/admin/api/overview', async (_req, res) => {
-    const o = await overview(queries);
+  router.get('/admin/api/overview', async (req, res) => {
+    const q = parse(z.strictObject({ wallet: walletFilter }), req.query, res);
+    if (q === undefined) return;
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    const o = await overview(scope);
     sendJson(res, 200, {
       pending: o.pending,
       dead: o.dead,
@@ -168,40 +243,59 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
       terminates_given_up: o.terminateFailedTokens,
       big_wins_today: o.bigWinsToday.total,
       truncated: o.truncated,
+      wallets: o.wallets.map((w) => ({ wallet: w.wallet, pending: w.pending, dead: w.dead, compensating: w.compensating, tokens_waiting_for_terminate: w.endingTokens, terminates_given_up: w.terminateFailedTokens })),
     });
   });
 
-  router.get('/admin/api/transactions', async (req, res) => {
+  /** A list route: its filters parsed, the wallets they ask about. */
+  function listed(req: Request, res: Response): { q: FilterInput; scope: QueryDeps } | undefined {
     const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    const page = await listTransactions(queries, toFilter(q));
-    sendJson(res, 200, { transactions: await views(page.items), total: page.total, truncated: page.truncated, offset: q.offset, limit: q.limit });
+    if (q === undefined) return undefined;
+    const scope = scoped(res, q.wallet);
+    return scope === undefined ? undefined : { q, scope };
+  }
+
+  router.get('/admin/api/transactions', async (req, res) => {
+    const l = listed(req, res);
+    if (l === undefined) return;
+    const page = await listTransactions(l.scope, toFilter(l.q));
+    sendJson(res, 200, { transactions: await views(page.items), total: page.total, truncated: page.truncated, offset: l.q.offset, limit: l.q.limit });
   });
 
   router.get('/admin/api/stale-rounds', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    const page = await staleRounds(queries, toFilter(q));
-    sendJson(res, 200, { rounds: await Promise.all(page.items.map(async (s) => ({ age_seconds: s.ageSeconds, bet: await adminView(s.bet, queries.store) }))), total: page.total, truncated: page.truncated });
+    const l = listed(req, res);
+    if (l === undefined) return;
+    const page = await staleRounds(l.scope, toFilter(l.q));
+    sendJson(res, 200, { rounds: await Promise.all(page.items.map(async (s) => ({ age_seconds: s.ageSeconds, bet: await view(s.bet) }))), total: page.total, truncated: page.truncated });
   });
 
   router.get('/admin/api/big-wins', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    const page = await bigWins(queries, toFilter(q));
+    const l = listed(req, res);
+    if (l === undefined) return;
+    const page = await bigWins(l.scope, toFilter(l.q));
     sendJson(res, 200, {
-      wins: await Promise.all(page.items.map(async (w) => ({ over: w.over, bet_amount: w.betAmount === null ? null : jsonNumber(w.betAmount), win: await adminView(w.win, queries.store) }))),
+      wins: await Promise.all(page.items.map(async (w) => ({ over: w.over, bet_amount: w.betAmount === null ? null : jsonNumber(w.betAmount), win: await view(w.win) }))),
       total: page.total,
       truncated: page.truncated,
     });
   });
 
   router.get('/admin/api/tokens', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    const t = await tokensWaiting(queries, q.index ?? 'ending', q.limit);
+    const l = listed(req, res);
+    if (l === undefined) return;
+    const t = await tokensWaiting(l.scope, l.q.index ?? 'ending', l.q.limit);
     sendJson(res, 200, {
-      tokens: t.tokens.map((k) => ({ token_ref: k.tokenRef, player_id: k.playerId, site_id: k.siteId, state: k.state, held_by: k.holding, decided_at: k.from === null ? null : new Date(k.from).toISOString(), attempts: k.attempts, last_code: k.lastCode || null })),
+      tokens: t.tokens.map((k) => ({
+        wallet: k.wallet,
+        token_ref: k.tokenRef,
+        player_id: k.playerId,
+        site_id: k.siteId,
+        state: k.state,
+        held_by: k.holding,
+        decided_at: k.from === null ? null : new Date(k.from).toISOString(),
+        attempts: k.attempts,
+        last_code: k.lastCode || null,
+      })),
       total: t.total,
     });
   });
@@ -209,15 +303,15 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   router.get('/admin/api/transactions/:id', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
-    const d = await transactionDetail(queries, txId);
-    if (d === undefined) {
-      sendError(res, errors.transactionNotFound());
-      return;
-    }
+    const located = await locate(req, res, txId);
+    if (located === undefined) return;
+    if (located.kind === 'several') return sendError(res, ambiguous(located.wallets));
+    const d = located.kind === 'one' ? await transactionDetail(located.wallet, txId) : undefined;
+    if (d === undefined) return sendError(res, errors.transactionNotFound());
     sendJson(res, 200, {
-      ...(await adminView(d.record, queries.store)),
+      ...(await view(d.record)),
       attempt_log: d.attempts.map((a) => ({ at: new Date(a.at).toISOString(), code: a.result, latency_ms: a.latencyMs, wallet_request_id: a.walletRequestId })),
-      compensation_record: d.compensation ? await adminView(d.compensation, queries.store) : null,
+      compensation_record: d.compensation ? await view(d.compensation) : null,
       round: await views(d.round),
       session: d.session ? { session_id: d.session.sessionId, state: d.session.state, game_id: d.session.gameId, balance: d.session.balance, token_ref: d.session.tokenRef } : null,
       audit: d.audit,
@@ -227,26 +321,35 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   router.get('/admin/api/players/:player/rounds', async (req, res) => {
     const q = parse(playerQuery.extend({ limit: filterSchema.shape.limit }), { ...req.query, player_id: req.params.player }, res);
     if (q === undefined) return;
-    const player = q.player_id;
-    const rounds = await playerRounds(queries, player, q.site_id, q.limit);
-    sendJson(res, 200, { player_id: jsonNumber(player), site_id: jsonNumber(q.site_id), rounds: await Promise.all(rounds.map(async (r) => ({ round_id: r.roundId, transactions: await views(r.records) }))) });
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    const rounds = await playerRounds(scope, q.player_id, q.site_id, q.limit);
+    sendJson(res, 200, {
+      player_id: jsonNumber(q.player_id),
+      site_id: jsonNumber(q.site_id),
+      rounds: await Promise.all(rounds.map(async (r) => ({ wallet: r.wallet, round_id: r.roundId, transactions: await views(r.records) }))),
+    });
   });
 
+  const auditSchema = z.strictObject({ limit: filterSchema.shape.limit, before: auditCursor, wallet: walletFilter });
+
   router.get('/admin/api/audit', async (req, res) => {
-    const q = parse(z.strictObject({ limit: filterSchema.shape.limit, before: auditCursor }), req.query, res);
+    const q = parse(auditSchema, req.query, res);
     if (q === undefined) return;
-    sendJson(res, 200, { entries: await queries.audit.recent(q.limit, q.before) });
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    sendJson(res, 200, { entries: await recentAudit(scope, q.limit, q.before) });
   });
 
   router.post('/admin/api/transactions/:id/:action', forms, async (req: Request, res: Response) => {
     const done = await act(req, res);
     if (done === undefined) return;
-    const { result } = done;
+    const { result, wallet } = done;
     if (result.kind === 'not_found') sendError(res, errors.transactionNotFound());
     else if (result.kind === 'not_dead') sendError(res, codedError('NOT_DEAD', { message: `transaction ${result.targetId} is ${result.state ?? 'gone'}; only a dead transaction can be redriven or resolved` }));
     else if (result.kind === 'not_a_bet') sendError(res, errors.validation([{ field: 'outcome', message: `'bet_not_applied' is said of a bet: ${result.targetId} is not a bet's rollback` }]));
     else {
-      const record = await queries.store.get(result.targetId);
+      const record = await byId.get(wallet)!.store.get(result.targetId);
       sendJson(res, 200, {
         action: result.action,
         target: result.targetId,
@@ -255,7 +358,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
         terminate_released: result.terminateReleased,
         compensation_started: result.compensationId ?? null,
         wallet: result.wallet ?? null,
-        transaction: record ? await adminView(record, queries.store) : null,
+        transaction: record ? await view({ ...record, wallet }) : null,
       });
     }
   });
@@ -263,10 +366,12 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   router.get('/admin/api/export', async (req, res) => {
     const q = parse(exportSchema, req.query, res);
     if (q === undefined) return;
-    logger.info({ admin_user: res.locals.adminUser as string, action: 'export', from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
-    const name = `transactions-${new Date(q.from).toISOString().slice(0, 19).replace(/:/g, '')}.${q.format}`;
+    const exported = q.wallet === undefined ? deps.exports.wallets : deps.exports.wallets.filter((w) => w.id === q.wallet);
+    if (exported.length === 0) return sendError(res, codedError('WALLET_NOT_FOUND'));
+    logger.info({ admin_user: res.locals.adminUser as string, action: 'export', wallet: q.wallet ?? null, from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
+    const name = `transactions-${q.wallet === undefined ? '' : `${q.wallet}-`}${new Date(q.from).toISOString().slice(0, 19).replace(/:/g, '')}.${q.format}`;
     res.status(200).set('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8').set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store');
-    const chunks = exportChunks(deps.exports, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format });
+    const chunks = exportChunks({ ...deps.exports, wallets: exported }, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format });
     for await (const chunk of chunks) {
       if (res.destroyed) return;
       // Backpressure: wait for the client to take what is buffered before reading the next page.
@@ -279,70 +384,81 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
 
   const now = () => queries.now();
 
-  router.get('/admin', async (_req, res) => sendHtml(res, 200, overviewPage(await overview(queries), now())));
+  router.get('/admin', async (req, res) => {
+    const q = parse(z.strictObject({ wallet: walletFilter }), req.query, res);
+    if (q === undefined) return;
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    sendHtml(res, 200, overviewPage(await overview(scope), formValues(req), walletIds, now()));
+  });
 
   router.get('/admin/transactions-list', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    sendHtml(res, 200, transactionsPage(await listTransactions(queries, toFilter(q)), { ...formValues(req), state: q.state ?? 'dead' }, now()));
+    const l = listed(req, res);
+    if (l === undefined) return;
+    sendHtml(res, 200, transactionsPage(await listTransactions(l.scope, toFilter(l.q)), { ...formValues(req), state: l.q.state ?? 'dead' }, walletIds, now()));
   });
 
   router.get('/admin/stale-rounds', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    sendHtml(res, 200, staleRoundsPage(await staleRounds(queries, toFilter(q)), formValues(req), queries.settings.staleRoundSeconds, now()));
+    const l = listed(req, res);
+    if (l === undefined) return;
+    sendHtml(res, 200, staleRoundsPage(await staleRounds(l.scope, toFilter(l.q)), formValues(req), walletIds, queries.settings.staleRoundSeconds, now()));
   });
 
   router.get('/admin/big-wins', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
+    const l = listed(req, res);
+    if (l === undefined) return;
     const { bigWinAmount, bigWinMultiplier } = queries.settings;
     const thresholds = `Flagged: a win of at least ${bigWinAmount ?? '(no amount threshold)'}${bigWinMultiplier ? `, or at least ${bigWinMultiplier} × its bet` : ''}.`;
-    sendHtml(res, 200, bigWinsPage(await bigWins(queries, toFilter(q)), formValues(req), thresholds, now()));
+    sendHtml(res, 200, bigWinsPage(await bigWins(l.scope, toFilter(l.q)), formValues(req), walletIds, thresholds, now()));
   });
 
   router.get('/admin/tokens', async (req, res) => {
-    const q = parse(filterSchema, req.query, res);
-    if (q === undefined) return;
-    const index = q.index ?? 'ending';
-    sendHtml(res, 200, tokensPage(index, await tokensWaiting(queries, index, q.limit), now()));
+    const l = listed(req, res);
+    if (l === undefined) return;
+    const index = l.q.index ?? 'ending';
+    sendHtml(res, 200, tokensPage(index, await tokensWaiting(l.scope, index, l.q.limit), formValues(req), walletIds, now()));
   });
 
   router.get('/admin/audit', async (req, res) => {
-    const q = parse(z.strictObject({ before: auditCursor }), req.query, res);
+    const q = parse(z.strictObject({ before: auditCursor, wallet: walletFilter }), req.query, res);
     if (q === undefined) return;
-    const entries = await queries.audit.recent(100, q.before);
-    sendHtml(res, 200, auditPage(entries, entries.length === 100 ? entries.at(-1)?.id : undefined));
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    const entries = await recentAudit(scope, 100, q.before);
+    sendHtml(res, 200, auditPage(entries, formValues(req), walletIds, entries.length >= 100 ? entries.at(-1)?.id : undefined));
   });
 
-  router.get('/admin/export', (req, res) => sendHtml(res, 200, exportPage(formValues(req))));
+  router.get('/admin/export', (req, res) => sendHtml(res, 200, exportPage(formValues(req), walletIds)));
 
   router.get('/admin/players/:player', async (req, res) => {
     const q = parse(playerQuery, { ...req.query, player_id: req.params.player }, res);
     if (q === undefined) return;
-    sendHtml(res, 200, playerPage(q.player_id, q.site_id, await playerRounds(queries, q.player_id, q.site_id, 200), now()));
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    sendHtml(res, 200, playerPage(q.player_id, q.site_id, q.wallet, await playerRounds(scope, q.player_id, q.site_id, 200), now()));
   });
 
-  async function detail(res: Response, txId: string, notice: string): Promise<void> {
-    const d = await transactionDetail(queries, txId);
-    if (d === undefined) {
-      sendError(res, errors.transactionNotFound());
-      return;
-    }
-    sendHtml(res, 200, detailPage(d, await adminView(d.record, queries.store), notice, now()));
+  async function detail(res: Response, wallet: ConsoleWallet, txId: string, notice: string): Promise<void> {
+    const d = await transactionDetail(wallet, txId);
+    if (d === undefined) return sendError(res, errors.transactionNotFound());
+    sendHtml(res, 200, detailPage(d, await view(d.record), notice, now()));
   }
 
   router.get('/admin/tx', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
-    await detail(res, txId, '');
+    const located = await locate(req, res, txId);
+    if (located === undefined) return;
+    if (located.kind === 'several') return sendHtml(res, 409, ambiguousPage(txId, located.wallets));
+    if (located.kind === 'none') return sendError(res, errors.transactionNotFound());
+    await detail(res, located.wallet, txId, '');
   });
 
   // A form's action answers with the page itself, the outcome on top (the audit entry is below it).
   router.post('/admin/tx/:action', forms, async (req: Request, res: Response) => {
     const done = await act(req, res);
     if (done === undefined) return;
-    await detail(res, done.id, noticeOf(done.result));
+    await detail(res, byId.get(done.wallet)!, done.id, noticeOf(done.result));
   });
 
   return router;

@@ -29,13 +29,19 @@ export const DEMO_WIN_CHANCE = 0.4;
 export const DEMO_CREDIT_FAILURES = 3;
 const SYMBOLS = ['7', 'BAR', 'A', 'K', 'Q', 'J'] as const;
 
-export interface DemoGameDeps {
+/** The wallet a demo session plays at. */
+export interface DemoWallet {
   readonly engine: Pick<Engine, 'bet' | 'win' | 'balance' | 'getTransaction'>;
   /**
-   * Base URL of the wallet simulator (the dev wallet) whose /__sim/faults arms the credit failures.
+   * Base URL of the wallet simulator (a dev wallet) whose /__sim/faults arms the credit failures.
    * Against a wallet without that API the switch answers 502 and nothing is bet.
    */
   readonly simulatorUrl: string;
+}
+
+export interface DemoGameDeps {
+  /** The wallet a session was launched against (its id tells it); undefined: no such session. */
+  readonly walletOf: (sessionId: string) => DemoWallet | undefined;
   /** Uniform in [0, 1); decides each spin. Default Math.random. */
   readonly random?: () => number;
   readonly logger: Logger;
@@ -81,8 +87,8 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
   api.use(express.json({ limit: '1kb', strict: true }));
 
   /** Arms the simulator: the next DEMO_CREDIT_FAILURES credits of this transaction fail with code 12 (retried by the spec). */
-  async function failCredit(transactionId: string): Promise<EngineError | undefined> {
-    const url = `${deps.simulatorUrl}/__sim/faults`;
+  async function failCredit(simulatorUrl: string, transactionId: string): Promise<EngineError | undefined> {
+    const url = `${simulatorUrl}/__sim/faults`;
     try {
       const res = await fetch(url, {
         method: 'POST',
@@ -91,7 +97,7 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
         signal: AbortSignal.timeout(2_000),
       });
       if (res.ok) return undefined;
-      return faultFailed(`the wallet at ${deps.simulatorUrl} has no simulator fault API (HTTP ${res.status})`);
+      return faultFailed(`the wallet at ${simulatorUrl} has no simulator fault API (HTTP ${res.status})`);
     } catch (err) {
       return faultFailed(`the simulator fault API did not answer: ${(err as Error).message}`);
     }
@@ -100,7 +106,9 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
   api.post('/balance', async (req: Request, res: Response) => {
     const parsed = sessionBody.safeParse(req.body ?? {});
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
-    const answer = await deps.engine.balance(parsed.data.session, {}, { requestId: requestIdOf(res) });
+    const wallet = deps.walletOf(parsed.data.session);
+    if (wallet === undefined) return sendError(res, errors.sessionNotFound());
+    const answer = await wallet.engine.balance(parsed.data.session, {}, { requestId: requestIdOf(res) });
     if (answer.state === 'failed') return sendError(res, answer.error);
     sendJson(res, 200, { balance: answer.balance, currency: answer.currency });
   });
@@ -110,6 +118,8 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
     const parsed = spinBody.safeParse(req.body ?? {});
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
     const { session: sessionId, stake, fail_credit: failCredits } = parsed.data;
+    const wallet = deps.walletOf(sessionId);
+    if (wallet === undefined) return sendError(res, errors.sessionNotFound());
     const won = random() < DEMO_WIN_CHANCE;
     const digits = fractionDigits(stake);
     const payout = won ? fromMinor(toMinor(stake, digits) * 2n, digits) : fromMinor(0n, digits);
@@ -119,12 +129,12 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
 
     const context = { requestId: requestIdOf(res) };
     // Armed before the bet: a switch that cannot work must not leave a round open.
-    const armError = failCredits && won ? await failCredit(winId) : undefined;
+    const armError = failCredits && won ? await failCredit(wallet.simulatorUrl, winId) : undefined;
     if (armError) return sendError(res, armError);
 
-    const bet = await deps.engine.bet(sessionId, { round_id: roundId, transaction_id: betId, amount: jsonNumber(stake) }, context);
+    const bet = await wallet.engine.bet(sessionId, { round_id: roundId, transaction_id: betId, amount: jsonNumber(stake) }, context);
     if (bet.state === 'failed') return sendError(res, bet.error);
-    const win = await deps.engine.win(sessionId, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: jsonNumber(payout) }, context);
+    const win = await wallet.engine.win(sessionId, { round_id: roundId, transaction_id: winId, bet_transaction_id: betId, amount: jsonNumber(payout) }, context);
     if (win.state === 'failed') deps.logger.warn({ round_id: roundId, transaction_id: winId, code: win.error.code }, 'demo win refused');
     const balance = win.state === 'failed' ? bet.balance : win.balance;
     sendJson(res, 200, {
@@ -142,7 +152,9 @@ export function demoGameRouter(deps: DemoGameDeps): Router {
   api.get('/transactions/:id', async (req: Request, res: Response) => {
     const parsed = sessionBody.safeParse({ session: req.query.session });
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
-    const found = await deps.engine.getTransaction(String(req.params.id));
+    const wallet = deps.walletOf(parsed.data.session);
+    if (wallet === undefined) return sendError(res, errors.sessionNotFound());
+    const found = await wallet.engine.getTransaction(String(req.params.id));
     // Another session's record is as unknown to this page as a missing one.
     if (found.kind === 'failed' || found.view.session_id !== parsed.data.session) {
       return sendError(res, found.kind === 'failed' ? found.error : errors.transactionNotFound());

@@ -200,8 +200,10 @@ export interface OperatorWiring {
   transactions: TransactionStore;
   sessions: SessionStore;
   queues: Queues;
-  /** Every wallet of the registry, for GET /admin/api/wallets. */
+  /** Every wallet of the registry, in its order: GET /admin/api/wallets, the console and the transactions API. */
   wallets: readonly OperatorWallet[];
+  /** The id of the home wallet (the one `transactions`, `queues` … above are of). */
+  homeWallet: string;
 }
 
 /** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
@@ -215,9 +217,9 @@ export interface OperatorWallet {
   inFlight(): number;
 }
 
-/** A wallet's redrives, audited in its own audit trail, as the console's are. */
-function walletAdmin(w: OperatorWallet, redis: RedisClient): WalletAdmin {
-  const actions: ActionDeps = {
+/** A wallet's actions: its own client, stores and queues, audited in its own trail. */
+function walletActions(w: OperatorWallet, redis: RedisClient): ActionDeps {
+  return {
     store: w.transactions,
     sessions: w.sessions,
     queues: w.queues,
@@ -227,6 +229,10 @@ function walletAdmin(w: OperatorWallet, redis: RedisClient): WalletAdmin {
     compensationLeaseMs: w.entry.client.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
     now: Date.now,
   };
+}
+
+/** A wallet's redrives, audited in its own audit trail, as the console's are. */
+function walletAdmin(w: OperatorWallet, actions: ActionDeps): WalletAdmin {
   return {
     transactions: w.transactions,
     redrive: (id, actor) => auditedRedrive(actions, id, actor),
@@ -248,18 +254,21 @@ function walletOverview(wallets: readonly OperatorWallet[]): () => Promise<Walle
     );
 }
 
-function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
-  const { config, redis, transactions: store, sessions, queues, wallet } = w;
-  const { layout } = store;
-  const audit = createAuditTrail(redis, layout);
+/** The console over every wallet of the registry, in its order. */
+function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>, logger: Logger): ConsoleDeps {
+  const { config, redis } = w;
+  const each = w.wallets.map((wallet) => ({ wallet, actions: actions.get(wallet.entry.id)! }));
   return {
     queries: {
-      redis,
-      layout,
-      store,
-      sessions,
-      queues,
-      audit,
+      wallets: each.map(({ wallet, actions: a }) => ({
+        id: wallet.entry.id,
+        redis,
+        layout: wallet.transactions.layout,
+        store: wallet.transactions,
+        sessions: wallet.sessions,
+        queues: wallet.queues,
+        audit: a.audit,
+      })),
       settings: {
         staleRoundSeconds: config.STALE_ROUND_SECONDS,
         bigWinAmount: config.BIG_WIN_AMOUNT,
@@ -268,8 +277,12 @@ function consoleDeps(w: OperatorWiring, logger: Logger): ConsoleDeps {
       },
       now: Date.now,
     },
-    actions: { store, sessions, queues, audit, wallet, providerId: config.PROVIDER_ID, compensationLeaseMs: config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS, now: Date.now },
-    exports: { redis, layout, sessions, wallet, providerId: config.PROVIDER_ID, statusPerSecond: config.EXPORT_STATUS_PER_SECOND },
+    actions,
+    exports: {
+      wallets: w.wallets.map((wallet) => ({ id: wallet.entry.id, redis, layout: wallet.transactions.layout, sessions: wallet.sessions, wallet: wallet.wallet, providerId: wallet.entry.providerId })),
+      statusPerSecond: config.EXPORT_STATUS_PER_SECOND,
+    },
+    homeWallet: w.homeWallet,
     logger,
   };
 }
@@ -285,13 +298,9 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
-  const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, w.redis)]));
-  const home: WalletAdmin = {
-    transactions,
-    redrive: (id, actor) => auditedRedrive(operatorConsole.actions, id, actor),
-    redriveMany: (filter, actor) => redriveMany({ store: transactions, queues }, filter, (id) => auditedRedrive(operatorConsole.actions, id, actor)),
-  };
-  const operatorConsole = consoleDeps(w, adminLogger);
+  const actions = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletActions(wallet, w.redis)]));
+  const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, actions.get(wallet.entry.id)!)]));
+  const operatorConsole = consoleDeps(w, actions, adminLogger);
   const credentials =
     config.ADMIN_USER !== undefined && config.ADMIN_PASSWORD !== undefined ? { user: config.ADMIN_USER, password: config.ADMIN_PASSWORD } : undefined;
   return [
@@ -310,8 +319,9 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     }),
     createAdminRouter({
       credentials,
-      queues: allQueues,
-      walletAdmin: (walletId) => (walletId === undefined ? home : admins.get(walletId)),
+      // Bull Board shows every wallet's queues (a wallet's queue prefix names it).
+      queues: w.wallets.flatMap((wallet) => wallet.queues.all),
+      walletAdmin: (walletId) => admins.get(walletId ?? w.homeWallet),
       logger: adminLogger,
       console: operatorConsole,
       wallets: walletOverview(w.wallets),

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadGatewayConfig, loadSimConfig, loadWorkerConfig, type GatewayConfig } from '../config/env';
+import { loadGatewayConfig, loadSimConfig, loadWorkerConfig, SIM_DEFAULTS, type GatewayConfig, type SimConfig } from '../config/env';
+import { DEFAULT_WALLET_ID } from '../config/registry';
 import { BULL_BOARD_PATH } from '../http/admin';
 import { DEMO_GAME_PATH } from '../http/demo-game';
 import { createClosers, runUntilSignal, startWith, type Running } from '../lib/lifecycle';
@@ -12,8 +15,10 @@ import { RedisUnavailableError, ensureDevRedis, type DevRedis } from './dev-redi
 import { startGateway } from './gateway';
 
 /**
- * `npm run dev`: the gateway, one worker and the wallet simulator in this one process, for a first
- * look. Everything the gateway requires gets a development default unless the environment sets it;
+ * `npm run dev`: the gateway, one worker and two wallet simulators in this one process, for a first
+ * look. The simulators are two casinos of one registry (contract 11), "casino-a" and "casino-b",
+ * each with its own credentials, signing algorithm and provider id, so the demo shows both.
+ * Everything the gateway requires gets a development default unless the environment sets it;
  * Redis is the one at REDIS_URL or a redis-server started here. Ctrl-C stops it all, in order.
  */
 
@@ -30,7 +35,21 @@ export const DEV_DEFAULTS = Object.freeze({
   LOG_LEVEL: 'warn',
 });
 
-/** The demo player of the printed launch URL. */
+/**
+ * The second casino's simulator: other credentials, HMAC-SHA512 in base64 (the first is the
+ * simulator's default, HMAC-SHA256 in hex), another provider id. Public development values.
+ */
+export const DEV_CASINO_B = Object.freeze({
+  CASINO_B_BASIC_PASSWORD: 'gateway-b-password',
+  CASINO_B_SIGNING_SECRET: 'dev-signing-secret-b',
+});
+const CASINO_B_USER = 'gateway-b';
+const CASINO_B_PROVIDER_ID = '2';
+
+/** The two casinos of the dev registry, in its order (the first is the home wallet). */
+export const DEV_CASINOS = ['casino-a', 'casino-b'] as const;
+
+/** The demo player of the printed launch URLs. */
 export const DEMO_PLAYER = Object.freeze({ player_id: '1001', site_id: '1', currency: 'EUR', game_id: 'demo-slot' });
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -48,15 +67,23 @@ export interface DevOptions {
   readonly redisDataDir?: string;
 }
 
+/** One wallet of the registry dev serves. */
+export interface DevCasino {
+  readonly id: string;
+  /** A ready launch for the demo player at this wallet: it redirects to the demo game. */
+  readonly launch: string;
+  /** Its in-process simulator; undefined when the environment names the wallets (WALLET_BASE_URL, WALLETS_FILE). */
+  readonly simulator: string | undefined;
+}
+
 export interface DevUrls {
   readonly gateway: string;
-  /** A ready launch for the demo player: it redirects to the demo game. */
-  readonly launch: string;
+  /** Every wallet of the registry, in its order. */
+  readonly casinos: readonly DevCasino[];
+  readonly console: string;
   readonly bullBoard: string;
   readonly metrics: string;
   readonly engineApi: string;
-  /** The in-process simulator; undefined when WALLET_BASE_URL names another wallet. */
-  readonly simulator: string | undefined;
   readonly redis: string;
 }
 
@@ -72,10 +99,44 @@ function given(env: Env): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
 }
 
-/** The gateway's and worker's environment: dev defaults, then the simulator's, then what was given. */
-export function devEnvironment(env: Env, redisUrl: string, sim: { url: string; user: string; password: string; secret: string } | undefined): Record<string, string> {
-  const simDefaults: Record<string, string> = sim === undefined ? {} : { WALLET_BASE_URL: sim.url, WALLET_BASIC_USER: sim.user, WALLET_BASIC_PASSWORD: sim.password, WALLET_SIGNING_SECRET: sim.secret };
+/** The gateway's and worker's environment: dev defaults, then the casinos' registry, then what was given. */
+export function devEnvironment(env: Env, redisUrl: string, registry: { file: string } | undefined): Record<string, string> {
+  // Casino A's secrets are the single-wallet variables (the simulator's defaults unless set), casino B's its own.
+  const simDefaults: Record<string, string> = registry === undefined ? {} : { ...SIM_DEFAULTS, ...DEV_CASINO_B, WALLETS_FILE: registry.file };
   return { ...DEV_DEFAULTS, ...simDefaults, ...given(env), REDIS_URL: redisUrl };
+}
+
+/**
+ * The dev registry: casino-a and casino-b at their simulators, one engine (ENGINE_API_KEY) on both.
+ * Every secret is named by variable, so the file holds none; it lives in a private temporary folder.
+ */
+function writeDevRegistry(dir: string, a: { url: string; user: string; providerId: string }, b: { url: string }): string {
+  const file = join(dir, 'wallets.json');
+  const registry = {
+    wallets: [
+      {
+        id: DEV_CASINOS[0],
+        base_url: a.url,
+        basic_user: a.user,
+        basic_password: { env: 'WALLET_BASIC_PASSWORD' },
+        signing_secret: { env: 'WALLET_SIGNING_SECRET' },
+        provider_id: a.providerId,
+      },
+      {
+        id: DEV_CASINOS[1],
+        base_url: b.url,
+        basic_user: CASINO_B_USER,
+        basic_password: { env: 'CASINO_B_BASIC_PASSWORD' },
+        signing_secret: { env: 'CASINO_B_SIGNING_SECRET' },
+        signature_algo: 'sha512',
+        signature_encoding: 'base64',
+        provider_id: CASINO_B_PROVIDER_ID,
+      },
+    ],
+    engines: [{ id: 'dev', keys: [{ env: 'ENGINE_API_KEY' }], wallets: [...DEV_CASINOS] }],
+  };
+  writeFileSync(file, JSON.stringify(registry, null, 2), { mode: 0o600 });
+  return file;
 }
 
 export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
@@ -89,28 +150,34 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     const devRedis: DevRedis = await ensureDevRedis(wanted, redisDataDir);
     closers.defer('redis-server', () => devRedis.stop());
 
-    // The simulator stands in for the wallet unless the environment names one.
-    let sim: RunningSimulator | undefined;
-    let simEnv: Parameters<typeof devEnvironment>[2];
-    if (given(env).WALLET_BASE_URL === undefined) {
+    // Two simulators stand in for two casinos' wallets unless the environment names the wallets.
+    const fromEnv = given(env);
+    const simulated = fromEnv.WALLET_BASE_URL === undefined && fromEnv.WALLETS_FILE === undefined;
+    let registry: { file: string } | undefined;
+    const sims = new Map<string, RunningSimulator>();
+    if (simulated) {
       const simConfig = loadSimConfig(env);
-      const simulator = await startSimulator({
-        port: simConfig.SIM_PORT,
-        host: simConfig.SIM_HOST,
-        basicUser: simConfig.WALLET_BASIC_USER,
-        basicPassword: simConfig.WALLET_BASIC_PASSWORD,
-        signingSecret: simConfig.WALLET_SIGNING_SECRET,
-        signatureAlgo: simConfig.WALLET_SIGNATURE_ALGO,
-        signatureEncoding: simConfig.WALLET_SIGNATURE_ENCODING,
-        startBalance: simConfig.SIM_START_BALANCE,
-        currencyDigits: { ...simConfig.CURRENCY_DIGITS },
+      const casinoB = { ...DEV_CASINO_B, ...fromEnv };
+      const a = await startSimulator({ ...sharedSimOptions(simConfig), port: simConfig.SIM_PORT, basicUser: simConfig.WALLET_BASIC_USER, basicPassword: simConfig.WALLET_BASIC_PASSWORD, signingSecret: simConfig.WALLET_SIGNING_SECRET, signatureAlgo: simConfig.WALLET_SIGNATURE_ALGO, signatureEncoding: simConfig.WALLET_SIGNATURE_ENCODING });
+      closers.defer('simulator casino-a', () => a.close());
+      const b = await startSimulator({
+        ...sharedSimOptions(simConfig),
+        // The port after casino A's (both free ports when SIM_PORT is 0).
+        port: simConfig.SIM_PORT === 0 ? 0 : simConfig.SIM_PORT + 1,
+        basicUser: CASINO_B_USER,
+        basicPassword: casinoB.CASINO_B_BASIC_PASSWORD,
+        signingSecret: casinoB.CASINO_B_SIGNING_SECRET,
+        signatureAlgo: 'sha512',
+        signatureEncoding: 'base64',
       });
-      closers.defer('simulator', () => simulator.close());
-      sim = simulator;
-      simEnv = { url: sim.url, user: simConfig.WALLET_BASIC_USER, password: simConfig.WALLET_BASIC_PASSWORD, secret: simConfig.WALLET_SIGNING_SECRET };
+      closers.defer('simulator casino-b', () => b.close());
+      sims.set(DEV_CASINOS[0], a).set(DEV_CASINOS[1], b);
+      const dir = mkdtempSync(join(tmpdir(), 'wgw-dev-'));
+      closers.defer('dev registry', () => rmSync(dir, { recursive: true, force: true }));
+      registry = { file: writeDevRegistry(dir, { url: a.url, user: simConfig.WALLET_BASIC_USER, providerId: fromEnv.PROVIDER_ID ?? DEV_DEFAULTS.PROVIDER_ID }, { url: b.url }) };
     }
 
-    const devEnv = devEnvironment(env, devRedis.url, simEnv);
+    const devEnv = devEnvironment(env, devRedis.url, registry);
     const config = loadGatewayConfig(devEnv);
     const workerConfig = loadWorkerConfig(devEnv);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'dev', traced: config.tracing !== undefined });
@@ -125,14 +192,16 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
     closers.defer('gateway', () => running.close());
 
     const gateway = running.url;
-    const launch = `${gateway}/launch?${new URLSearchParams({ token: `dev-${randomUUID()}`, ...DEMO_PLAYER }).toString()}`;
+    // Each casino's own token: a wallet token names a player at one casino only.
+    const launchOf = (id: string): string =>
+      `${gateway}/launch${id === DEFAULT_WALLET_ID ? '' : `/${id}`}?${new URLSearchParams({ token: `dev-${randomUUID()}`, ...DEMO_PLAYER }).toString()}`;
     const urls: DevUrls = {
       gateway,
-      launch,
+      casinos: config.registry.wallets.map((w) => ({ id: w.id, launch: launchOf(w.id), simulator: sims.get(w.id)?.url })),
+      console: `${gateway}/admin`,
       bullBoard: `${gateway}${BULL_BOARD_PATH}`,
       metrics: `${gateway}/metrics`,
       engineApi: `${gateway}/engine/v1`,
-      simulator: sim?.url,
       redis: devRedis.url,
     };
     for (const line of banner(urls, config, devRedis, given(env))) print(line);
@@ -141,22 +210,45 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
   });
 }
 
+/** A URL as the banner shows it: a `user:password@` in it is never printed. */
+function withoutUserinfo(text: string): string {
+  const url = new URL(text);
+  url.username = '';
+  url.password = '';
+  return url.toString();
+}
+
+/** What every simulator of dev shares: host, start balance, currency digits. */
+function sharedSimOptions(c: SimConfig) {
+  return { host: c.SIM_HOST, startBalance: c.SIM_START_BALANCE, currencyDigits: { ...c.CURRENCY_DIGITS } };
+}
+
 /** What to open. A credential is shown only when it is the public dev default, never one from the environment. */
 function banner(urls: DevUrls, config: GatewayConfig, redis: DevRedis, fromEnv: Record<string, string>): string[] {
   const shown = (name: keyof typeof DEV_DEFAULTS, value: string): string => (fromEnv[name] === undefined ? value : `(${name} from the environment)`);
   const gameNote = config.DEMO_GAME ? `redirects to the demo game at ${DEMO_GAME_PATH}` : `redirects to GAME_URL_TEMPLATE (${config.GAME_URL_TEMPLATE})`;
+  const admin = `user ${shown('ADMIN_USER', config.ADMIN_USER ?? '')}, password ${shown('ADMIN_PASSWORD', config.ADMIN_PASSWORD ?? '')}`;
+  const casinos = urls.casinos.flatMap((c) => {
+    const { client } = config.registry.wallets.find((w) => w.id === c.id)!;
+    const signed = `HMAC-${client.WALLET_SIGNATURE_ALGO.toUpperCase()} ${client.WALLET_SIGNATURE_ENCODING}`;
+    return [
+      `  Play at ${c.id.padEnd(11)}${c.launch}`,
+      c.simulator === undefined
+        ? `                     wallet ${withoutUserinfo(client.WALLET_BASE_URL)} (from the environment)`
+        : `                     wallet simulator ${c.simulator} (${signed})   admin API ${c.simulator}/__sim/ (docs/simulator.md)`,
+    ];
+  });
+  const simulated = urls.casinos.some((c) => c.simulator !== undefined);
   return [
     '',
-    'wallet gateway dev: gateway + worker + wallet simulator in one process',
+    `wallet gateway dev: gateway + worker + ${simulated ? `${urls.casinos.length} wallet simulators` : 'your wallets'} in one process`,
     '',
-    `  Play               ${urls.launch}`,
-    `                     (a launch for player ${DEMO_PLAYER.player_id}; ${gameNote})`,
-    `  Bull Board         ${urls.bullBoard}   user ${shown('ADMIN_USER', config.ADMIN_USER ?? '')}, password ${shown('ADMIN_PASSWORD', config.ADMIN_PASSWORD ?? '')}`,
+    ...casinos,
+    `                     (a launch for player ${DEMO_PLAYER.player_id} at each casino; ${gameNote})`,
+    `  Money console      ${urls.console}   ${admin} (every wallet; filter by wallet)`,
+    `  Bull Board         ${urls.bullBoard}   ${admin}`,
     `  Metrics            ${urls.metrics}   (gateway and worker series together)`,
     `  Engine API         ${urls.engineApi}   Authorization: Bearer ${shown('ENGINE_API_KEY', config.registry.engines[0]?.keys[0] ?? '')}`,
-    urls.simulator === undefined
-      ? `  Wallet             ${config.registry.wallets[0]!.client.WALLET_BASE_URL} (WALLET_BASE_URL from the environment)`
-      : `  Wallet simulator   ${urls.simulator}   admin API ${urls.simulator}/__sim/ (docs/simulator.md)`,
     `  Redis              ${urls.redis}${redis.started ? `   (redis-server started here, AOF in ${redis.dataDir})` : ''}   prefix ${config.QUEUE_PREFIX}`,
     '',
     `Logs at LOG_LEVEL=${config.LOG_LEVEL}${fromEnv.LOG_LEVEL === undefined ? ' (LOG_LEVEL=info shows every request and wallet call)' : ''}. Ctrl-C stops everything.`,
@@ -167,7 +259,7 @@ async function start(): Promise<Running> {
   const dev = await startDev();
   return {
     close: () => dev.close(),
-    onSignal: (signal) => console.log(`${signal}: stopping (server, worker, queues, Redis${dev.urls.simulator ? ', simulator' : ''})`),
+    onSignal: (signal) => console.log(`${signal}: stopping (server, worker, queues, Redis${dev.urls.casinos.some((c) => c.simulator !== undefined) ? ', simulators' : ''})`),
     onStopped: (err) => {
       if (err !== undefined) console.error(`dev did not stop cleanly: ${(err as Error).message}`);
     },

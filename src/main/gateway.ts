@@ -8,7 +8,7 @@ import { createDuties, type QueueDuties } from '../duties/queues';
 import { openGuardedWallet, type WalletBreaker } from '../duties/wallet-breaker';
 import { createEngine, type Engine } from '../engine';
 import { createRouting } from '../engine/routing';
-import { walletLayout } from '../registry/wallet-layout';
+import { walletLayout, walletOfSessionId } from '../registry/wallet-layout';
 import { createApp, createAppServer } from '../http/app';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
@@ -133,12 +133,15 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker }));
   }
   const home = wallets.get(homeId)!;
-  const engine = engines.get(homeId)!;
-  const demoGame = config.DEMO_GAME
-    ? [demoGameRouter({ engine, simulatorUrl: home.entry.client.WALLET_BASE_URL, random: options.random, logger: logger.child({ component: 'demo-game' }) })]
-    : [];
+  // The demo game plays at the wallet its session was launched against, and arms that wallet's simulator.
+  const demoWalletOf = (sessionId: string) => {
+    const walletId = walletOfSessionId(sessionId);
+    const found = walletId === undefined ? undefined : engines.get(walletId);
+    return found === undefined ? undefined : { engine: found, simulatorUrl: wallets.get(walletId!)!.entry.client.WALLET_BASE_URL };
+  };
+  const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })) }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -79,7 +79,7 @@ export interface AuditTrail {
 }
 
 /** Stream ids `ms-seq`, newest first. */
-function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
+export function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
   const [am, as] = a.id.split('-').map(Number) as [number, number];
   const [bm, bs] = b.id.split('-').map(Number) as [number, number];
   return bm - am || bs - as;

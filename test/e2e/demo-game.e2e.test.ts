@@ -9,7 +9,8 @@ import { CHROMIUM } from '../support/system-packages';
 /**
  * `npm run dev`'s demo game in a real browser (Debian's Chromium, headless; the e2e project's setup
  * installs it when missing): the dev stack runs in this process on free ports with its own prefix;
- * the page is driven like a person would.
+ * the page is driven like a person would. Dev serves two casinos, each its own simulator; the
+ * browser plays at casino-a, and casino-b's launch URL is played through the same routes.
  */
 jest.setTimeout(90_000);
 
@@ -31,11 +32,13 @@ let dev: RunningDev;
 let browser: Browser;
 let page: Page;
 const authorizationsSent: string[] = [];
+const printed: string[] = [];
+const casino = (id: string) => dev.urls.casinos.find((c) => c.id === id)!;
 
 beforeAll(async () => {
   dev = await startDev({
     env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, PORT: '0', SIM_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
-    print: () => undefined,
+    print: (line) => printed.push(line),
     // A fixed seed makes the spins the same on every run.
     random: mulberry32(20),
   });
@@ -68,15 +71,27 @@ async function spin(): Promise<{ outcome: string; winState: string }> {
   return { outcome: (await newest.getAttribute('data-outcome')) ?? '', winState: (await newest.getAttribute('data-win-state')) ?? '' };
 }
 
-async function walletBalance(): Promise<string> {
-  const res = await fetch(`${dev.urls.simulator}/__sim/ledger/players/${DEMO_PLAYER.player_id}`);
-  return ((await res.json()) as { balance: string }).balance;
+async function walletBalance(id = 'casino-a'): Promise<string> {
+  const res = await fetch(`${casino(id).simulator}/__sim/ledger/players/${DEMO_PLAYER.player_id}`);
+  return ((await res.json()) as { balance?: string }).balance ?? 'no account';
 }
 
+it('the banner shows a launch URL and a simulator per casino', () => {
+  expect(dev.urls.casinos.map((c) => c.id)).toEqual(['casino-a', 'casino-b']);
+  for (const c of dev.urls.casinos) {
+    expect(c.launch).toContain(`/launch/${c.id}?`);
+    const at = printed.findIndex((line) => line.includes(`Play at ${c.id}`));
+    expect(printed[at]).toContain(c.launch);
+    expect(printed[at + 1]).toContain(c.simulator!);
+  }
+  expect(casino('casino-a').simulator).not.toBe(casino('casino-b').simulator);
+  expect(printed.join('\n')).toContain(`${dev.urls.gateway}/admin`);
+});
+
 it('the launch URL opens the demo game, and spins move the balance', async () => {
-  await page.goto(dev.urls.launch);
+  await page.goto(casino('casino-a').launch);
   expect(new URL(page.url()).pathname).toBe('/demo-game');
-  expect(new URL(page.url()).searchParams.get('session')).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+  expect(new URL(page.url()).searchParams.get('session')).toMatch(/^casino-a~[A-Za-z0-9_-]{16,}$/);
   await page.getByTestId('balance').filter({ hasText: /EUR$/ }).waitFor();
   expect(await balanceText()).toBe('1000.00 EUR');
 
@@ -119,9 +134,24 @@ it('with "fail credits" on, a win goes pending and settles in the background', a
 });
 
 it('the page never holds the engine key or the wallet token', async () => {
-  const token = new URL(dev.urls.launch).searchParams.get('token') as string;
+  const token = new URL(casino('casino-a').launch).searchParams.get('token') as string;
   const html = await page.content();
   expect(html).not.toContain(dev.config.registry.engines[0]!.keys[0]!);
   expect(html).not.toContain(token);
   expect(authorizationsSent).toEqual([]);
+});
+
+it("casino-b's launch URL plays at casino-b's wallet (HMAC-SHA512, its own credentials); casino-a's ledger does not move", async () => {
+  const aBefore = await walletBalance('casino-a');
+  const launched = await fetch(casino('casino-b').launch, { redirect: 'manual' });
+  expect(launched.status).toBe(302);
+  const session = new URL(launched.headers.get('location')!, dev.urls.gateway).searchParams.get('session')!;
+  expect(session).toMatch(/^casino-b~/);
+  const res = await fetch(`${dev.urls.gateway}/demo-game/api/spin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session, stake: '2.00' }) });
+  expect(res.status).toBe(200);
+  const spun = (await res.json()) as { bet: { state: string }; win: { state: string }; balance: string };
+  expect(spun.bet.state).toBe('succeeded');
+  expect(spun.win.state).toBe('succeeded');
+  expect(await walletBalance('casino-b')).toBe(spun.balance);
+  expect(await walletBalance('casino-a')).toBe(aBefore);
 });

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { UNKNOWN_ID_ENTRIES } from '../../src/store/audit';
 import { Code } from '../../src/wallet/codes';
+import { parseCsvLine } from '../support/csv';
 import { basicAuth } from '../support/wired-gateway';
 import { engine, launch, startHarness, uniqueId, type Harness } from '../support/gateway-harness';
 
@@ -41,17 +42,6 @@ async function kill(id: string): Promise<void> {
 }
 
 const ACTIONS = ['redrive', 'recheck', 'resolve'];
-
-/** One RFC 4180 line (no line breaks inside fields in these rows). */
-function parseCsvLine(line: string): string[] {
-  const out: string[] = [];
-  const re = /(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g;
-  for (let m = re.exec(line); m !== null && m.index < line.length; m = re.exec(line)) {
-    out.push(m[1] !== undefined ? m[1].replace(/""/g, '"') : (m[2] ?? ''));
-    if (re.lastIndex === m.index) re.lastIndex += 1;
-  }
-  return out;
-}
 
 describe('refusals', () => {
   it.each(ACTIONS)('refuses %s without credentials (401), on the API and the page form', async (action) => {
@@ -150,7 +140,7 @@ describe('resolve', () => {
     expect(await h.transactions.get(debitId)).toMatchObject({ state: 'compensated' });
     const trail = await request(h.url).get('/admin/audit').set('Authorization', auth).expect(200);
     const row = trail.text.split('<tr data-audit>').find((r) => r.includes(`/admin/tx?id=${encodeURIComponent(debitId)}`)) ?? '';
-    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}"`);
+    expect(row).toContain(`compensation <a href="/admin/tx?id=${encodeURIComponent(compensation.transactionId)}&#38;wallet=default"`);
     expect(row).toContain('dead → succeeded');
   });
 
