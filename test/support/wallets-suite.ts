@@ -37,6 +37,8 @@ const KEYS = { x: 'studio-x-key-0005', y1: 'studio-y-key-0006', y2: 'studio-y-ke
 const ADMIN_PASSWORD = 'ops-password-0008';
 /** Both wallets' `timeout_ms`: the deadline of one call. */
 const TIMEOUT_MS = 2000;
+/** casino-b's max_in_flight: the gateway's share alone, or one each for the gateway and a worker. */
+const B_MAX_IN_FLIGHT = 2;
 const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2, ADMIN_PASSWORD];
 
 export function walletsSuite(placement: RedisPlacement): void {
@@ -80,6 +82,7 @@ export function walletsSuite(placement: RedisPlacement): void {
               signature_encoding: 'base64',
               provider_id: B.provider,
               timeout_ms: TIMEOUT_MS,
+              max_in_flight: B_MAX_IN_FLIGHT,
             },
           ],
           engines: [
@@ -339,6 +342,24 @@ export function walletsSuite(placement: RedisPlacement): void {
     });
   });
 
+  describe('max_in_flight of casino-b (2), the gateway alone', () => {
+    it('two bets open at a slow casino-b: a third is refused at once with 503 WALLET_UNAVAILABLE and never sent; once they answered, the next bet is taken', async () => {
+      const sessions = await Promise.all([0, 1, 2].map(() => launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() })));
+      const bets = sessions.map(() => uniqueId('bet'));
+      simB.faults.latency('debit', 1000);
+      const answers = await Promise.all(sessions.map((s, i) => call(KEYS.x, `/sessions/${encodeURIComponent(s.sessionId)}/bet`, { round_id: 'r', transaction_id: bets[i], amount: '1.00' })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 503]);
+      const refused = answers.findIndex((a) => a.status === 503);
+      expect(answers[refused]!.body).toMatchObject({ state: 'failed', error: { code: 'WALLET_UNAVAILABLE' } });
+      // A held call is parsed only when it is answered: found by its body (all have answered by now).
+      const debitsOf = (id: string) => simB.walletCalls().filter((c) => c.operation === 'debit' && c.rawBody.includes(`"${id}"`));
+      expect(bets.map((id) => debitsOf(id).length)).toEqual(bets.map((_, i) => (i === refused ? 0 : 1)));
+      simB.faults.latency('debit', 0);
+      const next = await call(KEYS.x, `/sessions/${encodeURIComponent(sessions[refused]!.sessionId)}/bet`, { round_id: 'r2', transaction_id: uniqueId('bet'), amount: '1.00' });
+      expect(next.status).toBe(200);
+    });
+  });
+
   describe('background work of wallet casino-b goes to casino-b', () => {
     let worker: RunningWorker;
 
@@ -348,6 +369,27 @@ export function walletsSuite(placement: RedisPlacement): void {
 
     afterAll(async () => {
       await worker.close();
+    });
+
+    it('over casino-b\'s max_in_flight a retry waits without spending an attempt, and is sent once a slot is free', async () => {
+      // The worker's share of casino-b's 2 is 1 (the gateway counts as the other process): one
+      // retry held at casino-b for 1.5 s holds it.
+      const first = await pendingWinAtB(1);
+      simB.faults.delayNext('credit', 1, 1500, { transactionId: first.win });
+      const held = await waitFor('the first win\'s retry at casino-b', () => callsOf(simB, 'credit', first.win)[1], 5_000);
+      const playerId = newPlayerId();
+      const second = await pendingWinAtB(1, { playerId });
+      await waitFor('both wins credited', async () => {
+        const states = await Promise.all([first.win, second.win].map(async (id) => ((await lookup(KEYS.x, id)).body as { state?: string }).state));
+        return states.every((state) => state === 'succeeded');
+      }, 20_000);
+      const sent = callsOf(simB, 'credit', second.win);
+      expect(sent.map((c) => c.code)).toEqual([Code.ClientError, Code.Success]);
+      // Due 301 ms after its refusal, it went out only when the held retry answered.
+      expect(sent[1]!.at).toBeGreaterThanOrEqual(held.at + 1500);
+      const walletB = gateway.parts.wallets.get('casino-b')!;
+      const record = await walletB.transactions.get(second.win, walletB.transactions.shardOf({ playerId, siteId: '7' }));
+      expect(record).toMatchObject({ state: 'succeeded', attempts: 2, history: [Code.ClientError, Code.Success] });
     });
 
     it('a win casino-b did not take is retried at casino-b with its credentials, signature and provider id', async () => {
@@ -475,16 +517,13 @@ export function walletsSuite(placement: RedisPlacement): void {
       const { wins } = await hungWinsAtDefault(8, () => simA.faults.latency('*', 20_000));
       const retries = await healthyWalletKeepsSchedule();
 
-      // default's lane was full while casino-b retried: at each of casino-b's retries one of default's
-      // worker sends (each win's first send was the gateway's inline call) was open, and the rest of
-      // its wins waited for a slot (all are one player's, so one shard's lane). Slack for the moment
-      // between one send giving up and the next job's send. A held call is parsed only when it is
-      // answered: found by its body.
+      // default's lane was full while casino-b retried: its one slot (all its wins are one player's,
+      // so one shard's lane) held a worker send at each of casino-b's retries (each win's first send
+      // was the gateway's inline call). Slack for the moment between one send giving up and the
+      // next job's send. A held call is parsed only when it is answered: found by its body.
       const sendsOf = (id: string) => simA.walletCalls().filter((c) => c.operation === 'credit' && c.rawBody.includes(`"${id}"`));
       const workerSends = wins.flatMap((id) => sendsOf(id).slice(1));
       for (const t of retries) expect(workerSends.some((c) => c.at <= t && t < c.at + TIMEOUT_MS + 250)).toBe(true);
-      const waiting = await Promise.all(worker.walletQueues.get('default')!.shards.map(async (shard) => (await shard.retry.getJobCounts('wait')).wait ?? 0));
-      expect(waiting.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       // The health check still passes, and too few first attempts failed to open default's breaker:
       // the isolation shown here is the lanes', not the breaker's.
       expect(await breakers()).toEqual({ default: 'closed', 'casino-b': 'closed' });
