@@ -5,6 +5,7 @@ import { lastOutageFailureAt } from '../src/duties/breaker-policy';
 import { decideRetry, retryPlan, type DelayUnit } from '../src/duties/retry-policy';
 import { afterRetryAttempt, afterTriage, firstTryIsInline, isRefusedForGood, type RetryNext, type Triage } from '../src/duties/settlement';
 import { statusFieldsFor } from '../src/duties/status-check';
+import type { InFlightCap } from '../src/duties/in-flight-cap';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
@@ -25,6 +26,8 @@ export interface RetryProcessorDeps {
   readonly breaker: Pick<WalletBreaker, 'gate' | 'trialDone' | 'trialUnused' | 'refused' | 'allowsCalls' | 'healthOkAt'>;
   /** Holds the whole retry queue back for this long (BullMQ queue.rateLimit). */
   readonly rateLimit: (ms: number) => Promise<void>;
+  /** This process's share of the wallet's max_in_flight: a run over it waits, no attempt begun. */
+  readonly cap: Pick<InFlightCap, 'tryTake' | 'give'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly unit: DelayUnit;
@@ -48,6 +51,8 @@ export interface RetryProcessorDeps {
 
 /** How long a status question waits for the wallet circuit breaker before it looks again. */
 const WAIT_FOR_BREAKER_MS = 1_000;
+/** A run over the wallet's max_in_flight looks again this soon. */
+const WAIT_FOR_CAP_MS = 100;
 
 /**
  * One run of a retry job: one wallet attempt of a pending credit, rollback or compensation, read by
@@ -55,7 +60,7 @@ const WAIT_FOR_BREAKER_MS = 1_000;
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, inlineWindowMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, cap, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, inlineWindowMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
   // A retry's own lines name ids, codes and states picked one by one (never a body or token): no
@@ -63,6 +68,21 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   const runLog = unredactedSibling(logger);
 
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
+    // Over the wallet's max_in_flight (contract 11): the job waits; nothing is read or begun, so
+    // the record's attempts stay as they are.
+    if (!cap.tryTake()) {
+      if (token === undefined) throw new RetryLater(WAIT_FOR_CAP_MS, 'wallet max_in_flight reached');
+      await job.moveToDelayed(now() + WAIT_FOR_CAP_MS, token);
+      throw new DelayedError();
+    }
+    try {
+      return await run(job, token);
+    } finally {
+      cap.give();
+    }
+  };
+
+  async function run(job: Job<RetryJobData>, token: string | undefined): Promise<string> {
     const { transactionId } = job.data;
     // The common run (a plain retry that is due, the breaker closed: gate() would say go) reads
     // the record and starts its attempt in one step; any other run only reads it here.
@@ -165,7 +185,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     });
     if (!started) return 'settled-elsewhere';
     return attempt(counted, token);
-  };
+  }
 
   /**
    * A half-open breaker's trial: wallet `status` of the record's transaction, a query and not a

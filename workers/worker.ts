@@ -151,9 +151,10 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     const laneLogger = logger.child({ wallet: entry.id });
     const rules = walletRules(entry);
     // The wallet's breaker state lives in its own shard 0, shared with the gateways.
-    const { wallet, breaker } = openGuardedWallet({
+    const { wallet, breaker, cap } = openGuardedWallet({
       settings: entry.client,
       walletId: entry.id,
+      maxInFlight: entry.maxInFlight,
       redis,
       keys: layout.keys(0),
       logger: laneLogger,
@@ -164,6 +165,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     });
     closers.defer(`wallet client ${entry.id}`, () => wallet.close());
     closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
     const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
     const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
@@ -191,6 +193,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       shard,
       wallet,
       breaker,
+      cap,
       // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
       rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
       logger: laneLogger,

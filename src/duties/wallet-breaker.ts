@@ -8,6 +8,7 @@ import type { Keys } from '../store/keys';
 import { createWalletClient, walletSigner } from '../wallet/client';
 import type { WalletCallEvent, WalletClient, WalletOutcome } from '../wallet/protocol';
 import { BREAKER_POLICY, OutcomeWindow, isOutageSignal, type BreakerPolicy } from './breaker-policy';
+import { createInFlightCap, type InFlightCap } from './in-flight-cap';
 
 /**
  * The wallet circuit breaker as one process sees it (contract 5.3 keeps its 10 retries; the breaker
@@ -214,6 +215,8 @@ export interface GuardedWalletDeps {
   readonly settings: WalletSettings;
   /** The wallet's id in the registry (its spans name it). */
   readonly walletId: string;
+  /** The wallet's max_in_flight (contract 11), shared out over the processes serving it. */
+  readonly maxInFlight: number;
   /** The gateway: its first attempts feed the breaker's window (see WalletBreakerDeps). */
   readonly observeCalls: boolean;
   readonly redis: RedisClient;
@@ -228,9 +231,9 @@ export interface GuardedWalletDeps {
 /**
  * The wallet client a process calls through, as the gateway and the worker both wire it: every
  * call logged and counted, and seen by the process's circuit breaker, which is started on it.
- * Close the breaker, then the client.
+ * Close the breaker and the cap, then the client.
  */
-export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker; inFlight(): number } {
+export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker; readonly cap: InFlightCap; inFlight(): number } {
   const { settings, logger, metrics } = deps;
   const breaker = createWalletBreaker({
     store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY),
@@ -252,6 +255,8 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
       },
     });
   breaker.start(client);
+  const cap = createInFlightCap({ redis: deps.redis, key: deps.keys.inFlightPresence(), maxInFlight: deps.maxInFlight, now: deps.now, onError: (err) => logger.warn({ err }, 'max_in_flight presence not renewed') });
+  cap.start();
   // Calls this process has open at the wallet (the operators' wallet list).
   let inFlight = 0;
   const counted = async (call: () => Promise<WalletOutcome>): Promise<WalletOutcome> => {
@@ -268,6 +273,6 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
     healthCheck: () => client.healthCheck(),
     close: () => client.close(),
   };
-  return { wallet, breaker, inFlight: () => inFlight };
+  return { wallet, breaker, cap, inFlight: () => inFlight };
 }
 

@@ -5,7 +5,7 @@ import { exactDecimal } from '../lib/money';
 import { walletSessionFields } from '../store/sessions';
 import type { ClaimResult } from '../store/transactions';
 import type { NewTransaction, TransactionKind, TransactionRecord } from '../store/types';
-import { encodeRequest, type CreditFields, type DebitFields } from '../wallet/protocol';
+import { encodeRequest, type CreditFields, type DebitFields, type WalletOutcome } from '../wallet/protocol';
 import { UNRECORDED_REFUSAL, storedAnswer } from './records';
 import { amountIssue, betBody, fieldIssues, settleBody } from './schemas';
 import { NO_CONTEXT, errors, failed, type Answer, type EngineConfig, type EngineDeps, type EngineError, type RequestContext } from './types';
@@ -74,7 +74,7 @@ export interface MoneyCalls {
 }
 
 export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
-  const { wallet, sessions, transactions, duties, durability, config, clock, logger, breaker } = deps;
+  const { wallet, sessions, transactions, duties, durability, config, clock, logger, breaker, cap } = deps;
   const multiBet = new Set(config.MULTI_BET_GAMES);
   /** A compensation begun here is its job's to send; the sweeper takes it over only after this. */
   const compensationLeaseMs = config.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS;
@@ -174,9 +174,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       // A win or refund: acknowledged and queued; its retries wait for the breaker and spend none
       // of their budget meanwhile.
       breaker.refused(p.kind === 'debit' ? 'debit' : 'inline');
-      const held = await holdBack(record, errors.walletDown(), false);
-      if (held === 'moved') return reread(record, lastBalance);
-      return held === 'refused' ? failed(errors.walletDown()) : whenDurable(pending, shard);
+      return notSent(record, errors.walletDown(), lastBalance, pending, shard);
     }
     // Write-ahead: the claim is what tells the sweeper this call may be at the wallet, so it must
     // survive a failover before money moves. Lost with the primary while the call was out, the
@@ -187,7 +185,14 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       return held === 'moved' ? reread(record, lastBalance) : failed(errors.notDurable());
     }
 
-    const outcome = await wallet.send(p.kind, walletBody, context);
+    // This process's share of the wallet's max_in_flight is in use: as with the breaker open.
+    if (!cap.tryTake()) return notSent(record, errors.walletBusy(), lastBalance, pending, shard);
+    let outcome: WalletOutcome;
+    try {
+      outcome = await wallet.send(p.kind, walletBody, context);
+    } finally {
+      cap.give();
+    }
     // A refund whose bet the wallet refused for good meanwhile has nothing to reverse.
     const betRefused = p.kind === 'rollback' && outcome.kind !== 'ok' && isRefusedForGood(await transactions.get(p.betTransactionId as string, shard));
     const next = afterInlineAttempt({ record, outcome, unit: config.RETRY_DELAY_UNIT, now: clock(), betRefused });
@@ -229,6 +234,13 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
         return whenDurable(failed(next.error), shard);
       }
     }
+  }
+
+  /** A claimed call not sent inline (holdBack) and its answer: a bet's `refusal`, or 202 queued. */
+  async function notSent(record: NewTransaction, refusal: EngineError, lastBalance: string, pending: Answer, shard: number): Promise<Answer> {
+    const held = await holdBack(record, refusal, false);
+    if (held === 'moved') return reread(record, lastBalance);
+    return held === 'refused' ? failed(refusal) : whenDurable(pending, shard);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { GatewayConfig } from '../config/env';
 import type { WalletRules } from '../config/registry';
 import { codedError } from '../lib/error-codes';
 import type { Duties } from '../duties/types';
+import type { InFlightCap } from '../duties/in-flight-cap';
 import type { WalletBreaker } from '../duties/wallet-breaker';
 import type { Logger } from '../observability/logger';
 import type { Durability } from '../store/durability';
@@ -36,6 +37,8 @@ export interface EngineDeps {
   readonly logger: Logger;
   /** The wallet circuit breaker: while it is not closed no call is made inline (docs/background.md). */
   readonly breaker: Pick<WalletBreaker, 'allowsCalls' | 'refused'>;
+  /** This process's share of the wallet's max_in_flight: a send over it is not made inline. */
+  readonly cap: Pick<InFlightCap, 'tryTake' | 'give'>;
 }
 
 export interface FieldIssue {
@@ -95,6 +98,8 @@ export const errors = {
   currencyMismatch: (): EngineError => codedError('CURRENCY_MISMATCH'),
   /** Refused without a wallet call: the wallet circuit breaker is open (nothing was taken). */
   walletDown: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet is unavailable (circuit breaker open); nothing was sent, repeat later' }),
+  /** Refused without a wallet call: the wallet's max_in_flight calls are open (nothing was taken). */
+  walletBusy: (): EngineError => codedError('WALLET_UNAVAILABLE', { message: 'the wallet has its most calls in flight (max_in_flight); nothing was sent, repeat later' }),
   notDurable: (): EngineError => codedError('NOT_DURABLE'),
   tooManyLaunches: (message: string): EngineError => codedError('TOO_MANY_LAUNCHES', { message }),
 } as const;

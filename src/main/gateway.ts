@@ -112,9 +112,10 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
     const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
     // The wallet's breaker state lives in its own shard 0.
-    const { wallet, breaker, inFlight } = openGuardedWallet({
+    const { wallet, breaker, cap, inFlight } = openGuardedWallet({
       settings: entry.client,
       walletId: entry.id,
+      maxInFlight: entry.maxInFlight,
       redis,
       keys: layout.keys(0),
       logger: walletLogger,
@@ -124,13 +125,14 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     });
     closers.defer(`wallet client ${entry.id}`, () => wallet.close());
     closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
     const duties = createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
     closers.defer(`queues ${entry.id}`, () => duties.close());
     // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
     const durability = durabilityFor(config, [redis, bullRedis], layout);
     const engineConfig = { ...config, ...walletRules(entry) };
     wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight });
-    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker }));
+    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker, cap }));
   }
   const home = wallets.get(homeId)!;
   // The demo game plays at the wallet its session was launched against, and arms that wallet's simulator.

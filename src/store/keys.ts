@@ -46,6 +46,8 @@ export interface Keys {
   breaker(): string;
   /** The lease of the one process that asks the wallet's health check now. */
   breakerHealthLease(): string;
+  /** ZSET process id → until when it counts: the processes sharing the wallet's max_in_flight. */
+  inFlightPresence(): string;
   /** LIST of one record's wallet attempts (capped; kept while it may still be sent, dropped with its body). */
   attemptLog(transactionId: string): string;
   /** ZSET transaction id → created at, trimmed to the retention: the reconciliation export's order. */
@@ -77,6 +79,7 @@ export function keysFor(prefix: string): Keys {
     recheckIndex: () => `${prefix}:recheck`,
     breaker: () => `${prefix}:wallet-breaker`,
     breakerHealthLease: () => `${prefix}:wallet-breaker-health`,
+    inFlightPresence: () => `${prefix}:wallet-in-flight-presence`,
     attemptLog: (id) => `${prefix}:tx-attempts:${id}`,
     timeIndex: () => `${prefix}:tx-time`,
     playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,

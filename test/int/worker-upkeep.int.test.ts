@@ -23,6 +23,7 @@ import { callsFor, startHarness, newId, type Harness, type Player } from '../sup
 import { waitFor } from '../../src/lib/wait-for';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
+import { UNCAPPED } from '../support/uncapped';
 
 let h: Harness;
 let worker: RunningWorker;
@@ -174,7 +175,7 @@ describe('sweeper', () => {
     };
     const processRetry = createRetryProcessor({
       store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: stalled, breaker: { allowsCalls: () => true, healthOkAt: () => Date.now(), gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as never,
-      rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+      cap: UNCAPPED, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
       graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
       now: () => Date.now() + 10_000,
     });
@@ -195,7 +196,7 @@ describe('sweeper', () => {
       breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processRetry = createRetryProcessor({
-        store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+        store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, cap: UNCAPPED, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
         graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
         // Past the spec's delay for the recorded failure, so the run goes to the breaker's gate at once.
         now: () => Date.now() + 10_000,

@@ -23,6 +23,7 @@ import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from '../../w
 import { HELD_RECHECK_MS, lockSettings, retryTimings } from '../../workers/worker';
 import { deletePrefix, testPrefix } from '../support/prefix';
 import { ScriptedWallet, tasks, type Task } from './scripted-wallet';
+import { UNCAPPED } from '../support/uncapped';
 
 /**
  * The real parts the model drives, in this process: the gateway's use cases (createEngine over the
@@ -138,7 +139,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     },
     close: () => Promise.resolve(),
   };
-  const engine = createEngine({ wallet, sessions, transactions: store, duties, durability: PRIMARY_ONLY, config: gatewayConfig, clock: now, logger: silent, breaker: ALWAYS_CLOSED });
+  const engine = createEngine({ wallet, sessions, transactions: store, duties, durability: PRIMARY_ONLY, config: gatewayConfig, clock: now, logger: silent, breaker: ALWAYS_CLOSED, cap: UNCAPPED });
   const locks = lockSettings(workerConfig.WALLET_TIMEOUT_MS);
   const { graceMs } = retryTimings(workerConfig);
   const processRetry = createRetryProcessor({
@@ -147,6 +148,7 @@ export async function openSystem(connections: Connections, scheduler: Scheduler)
     shard: 0,
     wallet,
     breaker: ALWAYS_CLOSED,
+    cap: UNCAPPED,
     rateLimit: () => Promise.resolve(),
     logger: silent,
     metrics,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
 import { createClosers, startWith } from '../../src/lib/lifecycle';
+import { retryDelayMs } from '../../src/duties/retry-policy';
 import { waitFor } from '../../src/lib/wait-for';
 import { startGateway, type RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
@@ -34,6 +35,10 @@ const A = { user: 'gw-a', password: 'pw-a-secret-0001', secret: 'sign-a-secret-0
 const B = { user: 'gw-b', password: 'pw-b-secret-0003', secret: 'sign-b-secret-0004', provider: '18446744073709551615' } as const;
 const KEYS = { x: 'studio-x-key-0005', y1: 'studio-y-key-0006', y2: 'studio-y-key-next-0007' } as const;
 const ADMIN_PASSWORD = 'ops-password-0008';
+/** Both wallets' `timeout_ms`: the deadline of one call. */
+const TIMEOUT_MS = 2000;
+/** casino-b's max_in_flight: the gateway's share alone, or one each for the gateway and a worker. */
+const B_MAX_IN_FLIGHT = 2;
 const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2, ADMIN_PASSWORD];
 
 export function walletsSuite(placement: RedisPlacement): void {
@@ -66,7 +71,7 @@ export function walletsSuite(placement: RedisPlacement): void {
         file,
         JSON.stringify({
           wallets: [
-            { id: 'default', base_url: simA.url, basic_user: A.user, basic_password: { env: 'TEST_A_PASSWORD' }, signing_secret: A.secret, provider_id: A.provider, timeout_ms: 2000 },
+            { id: 'default', base_url: simA.url, basic_user: A.user, basic_password: { env: 'TEST_A_PASSWORD' }, signing_secret: A.secret, provider_id: A.provider, timeout_ms: TIMEOUT_MS },
             {
               id: 'casino-b',
               base_url: simB.url,
@@ -76,7 +81,8 @@ export function walletsSuite(placement: RedisPlacement): void {
               signature_algo: 'sha512',
               signature_encoding: 'base64',
               provider_id: B.provider,
-              timeout_ms: 2000,
+              timeout_ms: TIMEOUT_MS,
+              max_in_flight: B_MAX_IN_FLIGHT,
             },
           ],
           engines: [
@@ -336,6 +342,24 @@ export function walletsSuite(placement: RedisPlacement): void {
     });
   });
 
+  describe('max_in_flight of casino-b (2), the gateway alone', () => {
+    it('two bets open at a slow casino-b: a third is refused at once with 503 WALLET_UNAVAILABLE and never sent; once they answered, the next bet is taken', async () => {
+      const sessions = await Promise.all([0, 1, 2].map(() => launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() })));
+      const bets = sessions.map(() => uniqueId('bet'));
+      simB.faults.latency('debit', 1000);
+      const answers = await Promise.all(sessions.map((s, i) => call(KEYS.x, `/sessions/${encodeURIComponent(s.sessionId)}/bet`, { round_id: 'r', transaction_id: bets[i], amount: '1.00' })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 503]);
+      const refused = answers.findIndex((a) => a.status === 503);
+      expect(answers[refused]!.body).toMatchObject({ state: 'failed', error: { code: 'WALLET_UNAVAILABLE' } });
+      // A held call is parsed only when it is answered: found by its body (all have answered by now).
+      const debitsOf = (id: string) => simB.walletCalls().filter((c) => c.operation === 'debit' && c.rawBody.includes(`"${id}"`));
+      expect(bets.map((id) => debitsOf(id).length)).toEqual(bets.map((_, i) => (i === refused ? 0 : 1)));
+      simB.faults.latency('debit', 0);
+      const next = await call(KEYS.x, `/sessions/${encodeURIComponent(sessions[refused]!.sessionId)}/bet`, { round_id: 'r2', transaction_id: uniqueId('bet'), amount: '1.00' });
+      expect(next.status).toBe(200);
+    });
+  });
+
   describe('background work of wallet casino-b goes to casino-b', () => {
     let worker: RunningWorker;
 
@@ -345,6 +369,27 @@ export function walletsSuite(placement: RedisPlacement): void {
 
     afterAll(async () => {
       await worker.close();
+    });
+
+    it('over casino-b\'s max_in_flight a retry waits without spending an attempt, and is sent once a slot is free', async () => {
+      // The worker's share of casino-b's 2 is 1 (the gateway counts as the other process): one
+      // retry held at casino-b for 1.5 s holds it.
+      const first = await pendingWinAtB(1);
+      simB.faults.delayNext('credit', 1, 1500, { transactionId: first.win });
+      const held = await waitFor('the first win\'s retry at casino-b', () => callsOf(simB, 'credit', first.win)[1], 5_000);
+      const playerId = newPlayerId();
+      const second = await pendingWinAtB(1, { playerId });
+      await waitFor('both wins credited', async () => {
+        const states = await Promise.all([first.win, second.win].map(async (id) => ((await lookup(KEYS.x, id)).body as { state?: string }).state));
+        return states.every((state) => state === 'succeeded');
+      }, 20_000);
+      const sent = callsOf(simB, 'credit', second.win);
+      expect(sent.map((c) => c.code)).toEqual([Code.ClientError, Code.Success]);
+      // Due 301 ms after its refusal, it went out only when the held retry answered.
+      expect(sent[1]!.at).toBeGreaterThanOrEqual(held.at + 1500);
+      const walletB = gateway.parts.wallets.get('casino-b')!;
+      const record = await walletB.transactions.get(second.win, walletB.transactions.shardOf({ playerId, siteId: '7' }));
+      expect(record).toMatchObject({ state: 'succeeded', attempts: 2, history: [Code.ClientError, Code.Success] });
     });
 
     it('a win casino-b did not take is retried at casino-b with its credentials, signature and provider id', async () => {
@@ -404,6 +449,96 @@ export function walletsSuite(placement: RedisPlacement): void {
       expect(callsOf(simA, 'terminate').filter((c) => c.body?.token === token)).toHaveLength(0);
       expect(callsOf(simB, 'credit', win).at(-1)!.code).toBe(Code.Success);
     });
+  });
+
+  describe('bulkheads: wallet default hangs every call while casino-b is healthy', () => {
+    let worker: RunningWorker;
+
+    beforeAll(async () => {
+      // Two jobs at once over both wallets: with one shard each wallet's lane runs one. Were the
+      // slots shared, default's hung calls (each holding a slot for the whole deadline) would keep
+      // casino-b's retries waiting past their schedule.
+      worker = await startWorker({
+        config: loadWorkerConfig({ ...env, WORKER_CONCURRENCY: '2' }),
+        logger: createLogger({ level: 'debug', name: 'lanes-worker', destination: workerLogs.destination }),
+        metrics: createMetrics({ defaultMetrics: false }),
+      });
+    });
+
+    afterAll(async () => {
+      await worker.close();
+    });
+
+    const breakers = async () => {
+      const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
+      return Object.fromEntries((res.body as { wallets: { id: string; breaker: string }[] }).wallets.map((w) => [w.id, w.breaker]));
+    };
+
+    /**
+     * Bets taken at wallet default while it was up, then `hang` applied to it, then a win of each:
+     * every inline call runs into the deadline, so each win is answered 202 and left to the
+     * worker's default lane, whose every send hangs too.
+     */
+    async function hungWinsAtDefault(count: number, hang: () => void) {
+      const a = await launch('/launch', { token: uniqueId('tok'), playerId: newPlayerId() });
+      const rounds = Array.from({ length: count }, (_, i) => ({ round: `r${i}`, bet: uniqueId('bet'), win: uniqueId('win') }));
+      for (const r of rounds) expect((await call(KEYS.x, `/sessions/${a.sessionId}/bet`, { round_id: r.round, transaction_id: r.bet, amount: '1.00' })).status).toBe(200);
+      hang();
+      const wins = await Promise.all(rounds.map((r) => call(KEYS.x, `/sessions/${a.sessionId}/win`, { round_id: r.round, transaction_id: r.win, bet_transaction_id: r.bet, amount: '2.00' })));
+      expect(wins.map((w) => w.status)).toEqual(rounds.map(() => 202));
+      return { sessionId: a.sessionId, wins: rounds.map((r) => r.win) };
+    }
+
+    /**
+     * casino-b's win refused with a retry code three times: its retries go out on the spec's
+     * schedule delay(n), taken from the simulator's own receive times, while casino-b's bets in
+     * another session answer 200. Returns when each retry reached casino-b.
+     */
+    async function healthyWalletKeepsSchedule(): Promise<number[]> {
+      const { win } = await pendingWinAtB(3);
+      const b = await launch('/launch/casino-b', { token: uniqueId('tok'), playerId: newPlayerId() });
+      for (let i = 0; i < 3; i += 1) {
+        expect((await call(KEYS.x, `/sessions/${encodeURIComponent(b.sessionId)}/bet`, { round_id: `r${i}`, transaction_id: uniqueId('bet'), amount: '1.00' })).status).toBe(200);
+      }
+      await waitFor('the win credited at casino-b', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'succeeded', 20_000);
+      const credits = callsOf(simB, 'credit', win);
+      expect(credits.map((c) => c.code)).toEqual([Code.ClientError, Code.ClientError, Code.ClientError, Code.Success]);
+      const at = credits.map((c) => c.at);
+      [1, 2, 3].forEach((n) => {
+        const gap = at[n]! - at[n - 1]!;
+        // Never early; late by at most a job pick-up and a few Redis round trips (the worker-retry tolerance).
+        expect(gap).toBeGreaterThanOrEqual(retryDelayMs(n, 'ms') - 2);
+        expect(gap).toBeLessThan(retryDelayMs(n, 'ms') + 750);
+      });
+      return at.slice(1);
+    }
+
+    it('answering after the deadline, default\'s lane is kept busy with hung sends, and casino-b\'s retries still go out on schedule and its bets answer 200', async () => {
+      const { wins } = await hungWinsAtDefault(8, () => simA.faults.latency('*', 20_000));
+      const retries = await healthyWalletKeepsSchedule();
+
+      // default's lane was full while casino-b retried: its one slot (all its wins are one player's,
+      // so one shard's lane) held a worker send at each of casino-b's retries (each win's first send
+      // was the gateway's inline call). Slack for the moment between one send giving up and the
+      // next job's send. A held call is parsed only when it is answered: found by its body.
+      const sendsOf = (id: string) => simA.walletCalls().filter((c) => c.operation === 'credit' && c.rawBody.includes(`"${id}"`));
+      const workerSends = wins.flatMap((id) => sendsOf(id).slice(1));
+      for (const t of retries) expect(workerSends.some((c) => c.at <= t && t < c.at + TIMEOUT_MS + 250)).toBe(true);
+      // The health check still passes, and too few first attempts failed to open default's breaker:
+      // the isolation shown here is the lanes', not the breaker's.
+      expect(await breakers()).toEqual({ default: 'closed', 'casino-b': 'closed' });
+    }, 60_000);
+
+    it('never answering, default\'s breaker opens and holds back default alone: its bets are refused at once, casino-b\'s retries stay on schedule and its bets answer 200', async () => {
+      const { sessionId } = await hungWinsAtDefault(4, () => simA.faults.down('hang'));
+      await waitFor('the breaker of default open', async () => (await breakers()).default === 'open', 20_000);
+      await healthyWalletKeepsSchedule();
+
+      expect((await breakers())['casino-b']).toBe('closed');
+      const refused = await call(KEYS.x, `/sessions/${sessionId}/bet`, { round_id: 'after', transaction_id: uniqueId('bet'), amount: '1.00' });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ error: { code: 'WALLET_UNAVAILABLE' } });
+    }, 60_000);
   });
 
   describe('secrets', () => {
