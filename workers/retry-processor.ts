@@ -141,7 +141,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
         // The last attempt was recorded but its run ended before the record was settled (a crash
         // mid-call leaves the placeholder 'unknown'): finish it from what the record holds.
         const outcome = recordedOutcome(record.history.at(-1)!);
-        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
+        const next = afterRetryAttempt({ record, priorHistory: record.history.slice(0, -1), attempts: record.attempts, outcome, unit, now: now(), ...(await betOfRefund(record, outcome)) });
         return apply(record, next, token);
       }
       // Only a stalled job picked up again can come early; the spec's delay still holds.
@@ -210,14 +210,18 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
     const outcome = await wallet.send(record.walletOperation, record.walletBody, { attempt: attempts });
-    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), betRefused: await betRefused(record, outcome) });
+    const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), ...(await betOfRefund(record, outcome)) });
     return apply(record, next, token);
   }
 
-  /** An engine refund whose try failed: was its bet refused for good meanwhile (nothing to reverse)? */
-  async function betRefused(record: TransactionRecord, outcome: WalletOutcome): Promise<boolean> {
-    if (outcome.kind === 'ok' || record.kind !== 'rollback' || record.isCompensation || record.referenceTransactionId === null) return false;
-    return isRefusedForGood(await store.get(record.referenceTransactionId, shard));
+  /**
+   * An engine refund whose try failed: was its bet refused for good meanwhile (nothing to reverse)?
+   * Does it stand in for the bet's compensation (the bet `compensating`, naming it)?
+   */
+  async function betOfRefund(record: TransactionRecord, outcome: WalletOutcome): Promise<{ betRefused: boolean; standsIn: boolean }> {
+    if (outcome.kind === 'ok' || record.kind !== 'rollback' || record.isCompensation || record.referenceTransactionId === null) return { betRefused: false, standsIn: false };
+    const bet = await store.get(record.referenceTransactionId, shard);
+    return { betRefused: isRefusedForGood(bet), standsIn: bet?.kind === 'debit' && bet.state === 'compensating' && bet.compensationId === record.transactionId };
   }
 
   /**
@@ -269,12 +273,10 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   }
 
   async function finish(record: TransactionRecord, final: SettleUpdate, about: RunFields): Promise<string> {
-    // A compensation that found its debit never applied: the debit is watched, since a wallet may
-    // still process it late (contract 5.4).
-    const update: SettleUpdate =
-      record.isCompensation && final.debitState === 'compensated' && final.state !== 'succeeded'
-        ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } }
-        : final;
+    // A compensation (or the engine refund standing in for it) that found its debit never applied:
+    // the debit is watched, since a wallet may still process it late (contract 5.4).
+    const neverApplied = final.debitState === 'compensated' && (record.isCompensation ? final.state !== 'succeeded' : final.onlyIfStandsIn === true);
+    const update: SettleUpdate = neverApplied ? { ...final, watchDebit: { until: now() + recheckWindowMs, firstCheckAt: now() + recheckIntervalMs } } : final;
     if (!(await store.settle(record, Object.assign({}, update, { inFlightUntil: null, expectAttempts: update.attempts })))) return 'settled-elsewhere';
     const fields = Object.assign({}, about, { attempts: update.attempts, last_wallet_code: update.lastWalletCode, state: update.state, note: update.note });
     if (record.isCompensation) metrics.compensations.inc({ result: compensationResult(update.state) });

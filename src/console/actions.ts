@@ -73,6 +73,16 @@ const RESOLVED: Record<Resolution, { readonly state: TransactionState; readonly 
   bet_not_applied: { state: 'failed', debitState: 'failed', note: 'operator: the bet was never applied at the wallet; nothing to roll back' },
 };
 
+/**
+ * An engine refund standing in for its bet's compensation was acknowledged: "the bet was never
+ * applied" leaves it nothing to reverse, so it ends succeeded, saying so, never failed (contract 5.3).
+ */
+const BET_NOT_APPLIED_REFUND = { state: 'succeeded', debitState: 'failed', note: 'operator: the bet was never applied at the wallet; nothing reversed' } as const;
+
+function resolvedOf(resolution: Resolution, target: TransactionRecord): (typeof RESOLVED)[Resolution] {
+  return resolution === 'bet_not_applied' && target.kind === 'rollback' && !target.isCompensation ? BET_NOT_APPLIED_REFUND : RESOLVED[resolution];
+}
+
 function entry(actor: Actor, action: ActionName, transactionId: string, targetId: string, before: string, after: string, result: string): AuditEntry {
   return { user: actor.user, action, transactionId, targetId, stateBefore: before, stateAfter: after, result, note: actor.note, requestId: actor.requestId };
 }
@@ -153,7 +163,7 @@ export async function resolveAction(deps: ActionDeps, transactionId: string, res
   }
   const standsForDebit = target.kind === 'rollback' && target.referenceTransactionId !== null;
   if (resolution === 'bet_not_applied' && !standsForDebit) return { kind: 'not_a_bet', targetId: target.transactionId };
-  const resolved = RESOLVED[resolution];
+  const resolved = resolvedOf(resolution, target);
   const result = await deps.store.resolve(target, {
     resolution,
     update:

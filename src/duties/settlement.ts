@@ -1,6 +1,6 @@
 import { codedError } from '../lib/error-codes';
 import type { SettleUpdate } from '../store/transactions';
-import { NOTHING_REVERSED_NOTE, type AttemptLogEntry, type TransactionError, type TransactionRecord, type TransactionState } from '../store/types';
+import { BET_NEVER_APPLIED_NOTE, NOTHING_REVERSED_NOTE, type AttemptLogEntry, type TransactionError, type TransactionRecord, type TransactionState } from '../store/types';
 import { Code, codeName, httpStatusForRefusal, mustCompensateDebit, retryClass } from '../wallet/codes';
 import { outcomeResult, type WalletOutcome } from '../wallet/protocol';
 import { compensationTransactionId } from './compensation-id';
@@ -38,6 +38,11 @@ export interface RetryAttemptInput extends AttemptBase {
   readonly attempts: number;
   /** An engine refund whose try failed: its bet is refused for good (read by the caller then). */
   readonly betRefused?: boolean;
+  /**
+   * An engine refund whose try failed: it stands in for its bet's compensation (the bet is
+   * `compensating`, naming it; read by the caller then).
+   */
+  readonly standsIn?: boolean;
 }
 
 /** Final: succeeded, failed, dead (or a compensation found not needed). */
@@ -216,6 +221,12 @@ export function afterRetryAttempt(input: RetryAttemptInput): RetryNext {
       // A compensation whose last answer says the debit is not there (34/39) ends as contract 5.4
       // has it, through `status`, whichever cap ran out: tries its debit's outage or faults took
       // before must not turn "not there" into dead.
+      // An engine refund standing in for that compensation asks the same: a bet the wallet never
+      // applied leaves it nothing to reverse. Not its doubts: "applied" or no clear answer keeps it
+      // dead, since an acknowledged refund may be neither failed nor succeeded while the bet may be held.
+      if (lastWalletCode !== null && retryClass(lastWalletCode) === 'limited' && input.standsIn === true && !record.isCompensation) {
+        return { kind: 'triage', target: 'debit', progress, notApplied: betNeverApplied(base) };
+      }
       if (record.isCompensation && lastWalletCode !== null && retryClass(lastWalletCode) === 'limited') {
         const notApplied: SettleUpdate = {
           ...base,
@@ -248,6 +259,16 @@ export function isRefusedForGood(debit: Pick<TransactionRecord, 'kind' | 'state'
  */
 function nothingToReverse(base: AttemptFields): SettleUpdate {
   return { ...base, state: 'succeeded', lastWalletCode: Code.Success, error: null, note: NOTHING_REVERSED_NOTE, onlyIfBetRefused: true };
+}
+
+/**
+ * An engine refund standing in for its bet's compensation, whose bet wallet `status` found never
+ * applied: nothing to reverse, so it ends succeeded, saying so (contract 5.3), and the bet
+ * `compensated`, watched as its compensation would leave it (contract 5.4). The store applies it
+ * only while the bet still names this refund as its compensation.
+ */
+function betNeverApplied(base: AttemptFields): SettleUpdate {
+  return { ...base, state: 'succeeded', lastWalletCode: Code.Success, error: null, note: BET_NEVER_APPLIED_NOTE, debitState: 'compensated', onlyIfStandsIn: true };
 }
 
 function succeeded(base: AttemptFields, balance: string, rollback: boolean): SettleUpdate {

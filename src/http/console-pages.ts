@@ -288,7 +288,7 @@ ${
             `<fieldset><legend>What did the wallet show? (about the bet's rollback ${esc(r.kind === 'debit' ? (r.compensationId ?? '') : r.transactionId)})</legend>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> The stake is back with the player (the rollback, or a refund made at the wallet) → bet compensated</label>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> This rollback did not happen → the bet is rolled back anew, with a new rollback id (a wallet that never had the bet says so, status confirms it, and the bet is watched)</label>
-<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="bet_not_applied"> The bet itself was never applied at the wallet (nothing to give back) → bet failed</label></fieldset>`
+<label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="bet_not_applied"> The bet itself was never applied at the wallet (nothing to give back) → bet failed; an engine refund standing in for its rollback succeeded, nothing reversed</label></fieldset>`
           : `<fieldset><legend>What did the wallet show?</legend>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="applied" required> Applied at the wallet → succeeded</label>
 <label style="flex-direction:row;color:inherit"><input type="radio" name="outcome" value="not_applied"> Not applied, and it will not be</label></fieldset>`,

@@ -90,6 +90,11 @@ export interface SettleUpdate extends RecordUpdate {
    * reclaimable): checked in the same step, since it says the refund has nothing to reverse.
    */
   onlyIfBetRefused?: boolean;
+  /**
+   * An engine refund's update that applies only while it stands in for its bet's compensation (the
+   * bet `compensating`, naming it): checked in the same step, since it moves that bet.
+   */
+  onlyIfStandsIn?: boolean;
 }
 
 /** An operator's resolution of a dead record (no wallet call). */
@@ -306,7 +311,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     update.attempt === undefined ? '' : encodeAttempt(update.attempt),
     String(ATTEMPT_LOG_CAP),
     debitTokenRef,
-    update.onlyIfBetRefused === true ? '1' : '0',
+    update.onlyIfBetRefused === true ? 'bet-refused' : update.onlyIfStandsIn === true ? 'stands-in' : '',
     refusedForGood(record, update) ? '1' : '0',
     refund?.id ?? '',
     refund?.tokenRef ?? '',

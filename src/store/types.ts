@@ -33,6 +33,9 @@ export type TransactionState = 'pending' | 'succeeded' | 'failed' | 'compensatin
 /** The note of an engine refund settled with nothing to reverse: its bet never took money. */
 export const NOTHING_REVERSED_NOTE = 'nothing reversed: the wallet refused its bet for good (never applied)';
 
+/** The note of an engine refund standing in for its bet's compensation, whose bet `status` found never applied. */
+export const BET_NEVER_APPLIED_NOTE = 'nothing reversed: the wallet reports its bet never applied (status); the bet is watched';
+
 export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 
 /** Why a record is `failed` or `dead`, or how it was settled; shown to operators. */
@@ -139,7 +142,8 @@ export type NewTransaction = Omit<
  *   not happen, so its debit is compensated anew (a debit never ends `failed` while the wallet
  *   may hold it);
  * - `bet_not_applied`: said of a debit (through its rollback): the bet itself never reached the
- *   wallet, so nothing is owed; the rollback and the debit are `failed`.
+ *   wallet, so nothing is owed; the debit is `failed`, and so is its compensation, while an engine
+ *   refund standing in for it ends `succeeded`, nothing reversed (it was acknowledged, contract 5.3).
  */
 export type Resolution = 'applied' | 'not_applied' | 'bet_not_applied';
 

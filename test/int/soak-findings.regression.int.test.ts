@@ -638,6 +638,66 @@ describe('a win or refund follows its bet', () => {
     await refundOfBetRefusedForGood(true);
   }, 40_000);
 
+  /**
+   * An engine refund sent while its bet is at the wallet, which answers that bet 500 without applying
+   * it (`lateMs` 0) or applies it only after the gateway gave up (`lateMs` > 0): the refund stands in
+   * for the bet's compensation, and its rollbacks meet no bet (34). As the compensation would, it
+   * asks `status` of the bet; "not there" means nothing to reverse: succeeded, saying so, no
+   * operator, the bet `compensated` and watched, so a bet applied late is still rolled back.
+   */
+  async function refundOfBetNeverApplied(lateMs: number, statusUnclear = false): Promise<void> {
+    const { player, token, round } = ids();
+    const session = await launch(token, player);
+    const start = sim.ledger.balanceOf(player);
+    // (held inside the gateway's 1 s deadline when refused, past it when applied late)
+    sim.faults.latency('debit', lateMs > 0 ? lateMs : 800);
+    if (lateMs === 0) sim.faults.failNext('debit', 1, Code.InternalServiceError, { transactionId: `${round}-b` });
+    const bet = post(session, 'bet', { round_id: round, transaction_id: `${round}-b`, amount: '3.00' });
+    await waitFor('the debit at the wallet', async () => callsOf('debit').length > 0);
+    sim.faults.latency('debit', 0);
+    const refund = { round_id: round, transaction_id: `${round}-rf`, bet_transaction_id: `${round}-b`, amount: '3.00' };
+    expect(await once(session, 'refund', refund)).toMatchObject({ status: 202 });
+    expect(status(await bet)).toBe(lateMs > 0 ? 503 : 500);
+    if (statusUnclear) sim.faults.failNext('status', 1, Code.InternalServiceError, { transactionId: `${round}-b` });
+    await runWorker();
+    if (statusUnclear) {
+      // No clear answer: the bet may be held, so the refund is not called succeeded; the operator
+      // who found the bet never applied ends it succeeded, nothing reversed, never failed.
+      expect(await finalRecord(`${round}-rf`)).toMatchObject({ state: 'dead' });
+      expect(await resolve(`${round}-rf`, 'bet_not_applied')).toMatchObject({ status: 200, body: { state_after: 'succeeded' } });
+      expect(await finalRecord(`${round}-b`)).toMatchObject({ state: 'failed' });
+    }
+    expect(await finalRecord(`${round}-rf`)).toMatchObject({ state: 'succeeded' });
+    const settled = await gateway.parts.transactions.get(`${round}-rf`, gateway.parts.transactions.shardOf({ playerId: player, siteId: '7' }));
+    expect(settled).toMatchObject({ lastWalletCode: Code.Success, resolution: statusUnclear ? 'bet_not_applied' : null, note: expect.stringContaining('nothing reversed') });
+    expect(callsOf('rollback', `${round}-rf`).every((c) => c.code === Code.TransactionNotFound)).toBe(true);
+    expect(callsOf('status', `${round}-b`).length).toBeGreaterThan(0);
+    expect(sim.ledger.appliedCount(`${round}-rf`)).toBe(0);
+    if (lateMs > 0) {
+      await waitFor('the debit applied late', async () => sim.ledger.appliedCount(`${round}-b`) === 1, 10_000);
+      await waitFor('the late debit rolled back', async () => sim.ledger.balanceOf(player) === start, 15_000);
+      expect(sim.ledger.appliedCount(compensationTransactionId(`${round}-b`))).toBe(1);
+    } else {
+      expect(sim.ledger.appliedCount(`${round}-b`)).toBe(0);
+    }
+    expect(await finalRecord(`${round}-b`)).toMatchObject({ state: statusUnclear ? 'failed' : 'compensated' });
+    expect(sim.ledger.balanceOf(player)).toBe(start);
+    // a repeat of the refund gets the stored outcome
+    expect(await once(session, 'refund', refund)).toMatchObject({ status: 200, body: { state: 'succeeded' } });
+  }
+
+  it('a refund acknowledged while its bet is at the wallet, which never applies the bet, ends succeeded, nothing reversed, after its 34s and a status of the bet: no operator', async () => {
+    await refundOfBetNeverApplied(0);
+  }, 40_000);
+
+  it('a refund that stood in for its bet\'s compensation watches the bet as the compensation would: a bet the wallet applies after status said "not there" is still rolled back', async () => {
+    await refundOfBetNeverApplied(4500);
+  }, 40_000);
+
+  it("a refund standing in for its bet's compensation, dead after status gave no clear answer of the bet, ends succeeded, nothing reversed, by the operator's 'the bet was never applied'", async () => {
+    await refundOfBetNeverApplied(0, true);
+  }, 40_000);
+
   it("an operator's 'not applied' on a dead compensation re-opens its debit, which is rolled back anew with an id of its own", async () => {
     const { player, token, round } = ids();
     const session = await launch(token, player);

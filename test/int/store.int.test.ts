@@ -373,6 +373,25 @@ describe('transaction store', () => {
     expect(await txs.dueForSweep(0, Number.MAX_SAFE_INTEGER, 100)).not.toContain(compensation.transactionId);
   });
 
+  it('settles an engine refund "nothing reversed, the bet never applied" only while it stands in for its bet\'s compensation, moving the bet compensated and watched in the same step', async () => {
+    const update = { state: 'succeeded' as const, expect: ['pending' as const], attempts: 4, lastWalletCode: 1, history: [34, 34, 34, 34], debitState: 'compensated' as const, onlyIfStandsIn: true, watchDebit: { until: now + 60_000, firstCheckAt: now + 500 } };
+    // its bet still at the wallet: the refund stands in for nothing yet
+    await claim(tx('debit', 'b-si', 'r-si'));
+    const refund = tx('rollback', 'rf-si', 'r-si', { referenceTransactionId: 'b-si' });
+    expect((await claim(refund)).kind).toBe('claimed');
+    expect(await txs.settle(refund, update)).toBe(false);
+    expect(await txs.get('rf-si')).toMatchObject({ state: 'pending' });
+
+    const debit = (await txs.get('b-si'))!;
+    const error = codedError('WALLET_UNAVAILABLE', { message: 'timeout' });
+    await txs.beginCompensation({ debit, error, attempts: 1, lastWalletCode: null, history: ['unknown'], compensation: compensationFor(debit, now), leaseUntil: now });
+    expect(await txs.get('b-si')).toMatchObject({ state: 'compensating', compensationId: 'rf-si' });
+    expect(await txs.settle(refund, update)).toBe(true);
+    expect(await txs.get('rf-si')).toMatchObject({ state: 'succeeded' });
+    expect(await txs.get('b-si')).toMatchObject({ state: 'compensated', recheckUntil: now + 60_000 });
+    expect(await txs.dueForRecheck(0, now + 500, 10)).toContain('b-si');
+  });
+
   it('lists dead records until they are driven again', async () => {
     await betApplied(tx('debit', 'b6', 'r6'));
     await claim(tx('credit', 'w6', 'r6', { referenceTransactionId: 'b6' }));

@@ -19,6 +19,17 @@ it("a refund acknowledged while its bet is at the wallet, the bet then refused f
   );
 }, 60_000);
 
+it("a refund acknowledged while its bet is at the wallet, the bet answered 12 and never applied: the refund ends succeeded, nothing reversed, never failed", async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Bet(0, 0, null, false, false),
+      new Settle('rollback', 0, 0, 0, false, null, false, true),
+      new Wallet({ kind: 'refuse', code: 12 }),
+      new Launch(0, null),
+    ]),
+  );
+}, 60_000);
+
 it("a refund linked as its bet's compensation while its inline try was out, that gateway killed: the worker's run past the inline window counts the lost try", async () => {
   await withConnections((connections) =>
     runSequence(connections, oldestFirst(), [

@@ -120,12 +120,15 @@ export function finalViolations(view: FinalView): string[] {
   const byId = new Map(view.sent.map((m) => [m.id, m]));
   for (const r of view.records) {
     const tx = view.wallet(r.id);
-    // A refund of a bet the wallet refused for good has nothing to reverse: succeeded, no operator.
-    // (A bet failed by an operator's "never applied", said of this refund standing in, is not one.)
+    // A refund of a bet the wallet refused for good, or never applied (the refund stood in for its
+    // compensation), has nothing to reverse: succeeded, no operator but one who found the bet never
+    // applied (the refund's own retries can end without a clear answer).
     const sent = byId.get(r.id);
     const bet = r.kind === 'rollback' && r.reference !== null ? view.records.find((d) => d.id === r.reference) : undefined;
-    if (sent !== undefined && acked(sent) && bet?.state === 'failed' && r.resolution !== 'bet_not_applied' && (r.state !== 'succeeded' || r.resolution !== null)) {
-      out.push(`acknowledged refund ${r.id} of bet ${bet.id}, refused for good, ended ${r.state}${r.resolution === null ? '' : ` by an operator (${r.resolution})`}`);
+    const betNeverTookMoney = bet !== undefined && (bet.state === 'failed' || view.wallet(bet.id) === undefined);
+    if (sent !== undefined && acked(sent) && betNeverTookMoney && (r.state !== 'succeeded' || (r.resolution !== null && r.resolution !== 'bet_not_applied'))) {
+      const why = bet.state === 'failed' ? 'refused for good' : 'never applied at the wallet';
+      out.push(`acknowledged refund ${r.id} of bet ${bet.id}, ${why}, ended ${r.state}${r.resolution === null ? '' : ` by an operator (${r.resolution})`}`);
     }
     if (r.state === 'failed' && r.kind !== 'debit' && tx !== undefined) out.push(`${r.kind} ${r.id} is failed while the wallet holds it`);
     if ((r.state === 'failed' || r.state === 'compensated') && r.kind === 'debit' && held(view, r.id)) out.push(`debit ${r.id} is ${r.state} while the wallet holds it`);

@@ -156,6 +156,42 @@ describe('an engine refund of a bet refused for good', () => {
   });
 });
 
+describe('an engine refund standing in for its bet\'s compensation, whose 34/39 retries ran out', () => {
+  const exhausted = afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(Code.TransactionNotFound), priorHistory: [34, 34, 34], attempts: 4, standsIn: true }));
+  const triage = exhausted.kind === 'triage' ? exhausted : undefined;
+
+  it('asks wallet status of its bet, as the compensation would (contract 5.4)', () => {
+    expect(exhausted).toMatchObject({ kind: 'triage', target: 'debit' });
+    expect(triage?.onDoubt).toBeUndefined();
+  });
+
+  it('ends succeeded, nothing reversed, its bet compensated, when status says the bet was never applied, the store checking it still stands in', () => {
+    expect(afterTriage(triage!, rejected(Code.TransactionNotFound))).toMatchObject({
+      state: 'succeeded',
+      lastWalletCode: Code.Success,
+      error: null,
+      note: expect.stringContaining('nothing reversed'),
+      debitState: 'compensated',
+      onlyIfStandsIn: true,
+      history: [34, 34, 34, 34],
+    });
+  });
+
+  it('is never succeeded while the bet may be held: status "applied" or no clear answer leaves it dead for an operator', () => {
+    for (const status of [success('1'), unknown, rejected(Code.InternalServiceError)]) {
+      const update = afterTriage(triage!, status);
+      expect(update).toMatchObject({ state: 'dead', debitState: 'dead' });
+      expect(update.onlyIfStandsIn).toBeUndefined();
+    }
+  });
+
+  it('is no rule for a refund that does not stand in, nor for one whose last answer is not 34/39', () => {
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(Code.TransactionNotFound), priorHistory: [34, 34, 34], attempts: 4 }))).toMatchObject({ kind: 'settle', update: { state: 'dead' } });
+    const spent: AttemptResult[] = [12, 12, 12, 12, 12, 12, 12, 12, 12];
+    expect(afterRetryAttempt(retry({ record: refundRecord, outcome: rejected(12), priorHistory: [...spent, 34], attempts: 11, standsIn: true }))).toMatchObject({ kind: 'settle', update: { state: 'dead' } });
+  });
+});
+
 describe('afterTriage', () => {
   const exhausted = afterRetryAttempt(retry({ record: compensation, outcome: rejected(34), priorHistory: [34, 34, 34], attempts: 4 }));
   const compensationTriage = exhausted.kind === 'triage' ? exhausted : undefined;

@@ -19,6 +19,10 @@
   that nothing was reversed, and gives back what it held. A refund still pending is left to its
   next try: its call may be at the wallet now, and that try must still be counted.
 
+  An engine refund standing in for its bet's compensation, whose bet wallet `status` found never
+  applied, has nothing to reverse either: its settle is made "only while it stands in", and moves
+  the bet `compensated` and watched in the same step, as the compensation's would.
+
   A final record expires after the retention, but a dead one stays until an operator acted. What
   gets the retention expiry can never be sent again, so its wallet body and its attempt log go in
   the same step; a dead record keeps them for a redrive, the dead-check and the operators, a
@@ -61,15 +65,17 @@
     [14]  the attempt this settle records, as an attempt-log entry ('' = none)
     [15]  the attempt log's cap (entries)
     [16]  the token ref KEYS[11] belongs to
-    [17]  '1': applies only while the referenced debit is refused for good (failed, not reclaimable)
+    [17]  'bet-refused': applies only while the referenced debit is refused for good (failed, not
+          reclaimable); 'stands-in': only while it is `compensating` and names this record as its
+          compensation; '': no such condition
     [18]  '1': this is a debit refused for good; a dead engine refund of it is settled with it
     [19]  the id of the refund KEYS[12] names ('' = none read)
     [20]  the token ref KEYS[14] belongs to
     [21]  the note a refund with nothing to reverse gets
     [22..] field/value pairs to set (an empty value deletes the field)
 
-  Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not refused for
-  good), and, with nothing done:
+  Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not as [17] asks),
+  and, with nothing done:
     {'token', ref}   the debit this record moves holds another token (KEYS[11] must be its pending set)
     {'refund', id}   the round's engine refund is another than [19] (KEYS[12..13] must be its)
     {'refund_token', ref}   that refund holds another token than [20] (KEYS[14] must be its pending set)
@@ -83,7 +89,7 @@ local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args
 local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
-local declaredDebitToken, onlyIfBetRefused, refusedForGood = args[16], args[17] == '1', args[18] == '1'
+local declaredDebitToken, onlyIf, refusedForGood = args[16], args[17], args[18] == '1'
 local declaredRefund, declaredRefundToken, nothingReversedNote = args[19], args[20], args[21]
 local FIRST_FIELD = 22
 
@@ -105,7 +111,11 @@ if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true)
 if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
 local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
 if otherToken then return {'token', otherToken} end
-if onlyIfBetRefused and (debitKey == txKey or redis.call('HGET', debitKey, 'kind') ~= 'debit'
+if onlyIf == 'stands-in' and (debitKey == txKey or redis.call('HGET', debitKey, 'state') ~= 'compensating'
+    or redis.call('HGET', debitKey, 'compensation_id') ~= id) then
+  return 0
+end
+if onlyIf == 'bet-refused' and (debitKey == txKey or redis.call('HGET', debitKey, 'kind') ~= 'debit'
     or redis.call('HGET', debitKey, 'state') ~= 'failed' or redis.call('HGET', debitKey, 'reclaim') == '1') then
   return 0
 end
