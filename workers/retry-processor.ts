@@ -7,6 +7,7 @@ import { afterRetryAttempt, afterTriage, firstTryIsInline, isRefusedForGood, typ
 import { statusFieldsFor } from '../src/duties/status-check';
 import type { InFlightCap } from '../src/duties/in-flight-cap';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
+import type { Durability } from '../src/store/durability';
 import { unredactedSibling, type Logger } from '../src/observability/logger';
 import type { Metrics } from '../src/observability/metrics';
 import type { SettleUpdate, ShardRef, TransactionStore } from '../src/store/transactions';
@@ -28,6 +29,8 @@ export interface RetryProcessorDeps {
   readonly rateLimit: (ms: number) => Promise<void>;
   /** This process's share of the wallet's max_in_flight: a run over it waits, no attempt begun. */
   readonly cap: Pick<InFlightCap, 'tryTake' | 'give'>;
+  /** REDIS_MIN_REPLICAS: a send waits until a replica has the attempt's start (contract 9). */
+  readonly durability: Pick<Durability, 'confirmStore'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly unit: DelayUnit;
@@ -60,7 +63,7 @@ const WAIT_FOR_CAP_MS = 100;
  * at once through UnrecoverableError).
  */
 export function createRetryProcessor(deps: RetryProcessorDeps) {
-  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, cap, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, inlineWindowMs, recheckIntervalMs, recheckWindowMs, now } = deps;
+  const { store, ensureRetryJob, shard, wallet, breaker, rateLimit, cap, durability, logger, metrics, unit, graceMs, heldRecheckMs, inFlightMs, inlineWindowMs, recheckIntervalMs, recheckWindowMs, now } = deps;
 
   const plan = retryPlan(unit);
   // A retry's own lines name ids, codes and states picked one by one (never a body or token): no
@@ -209,6 +212,15 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   async function attempt(record: TransactionRecord & { kind: 'credit' | 'rollback' }, token: string | undefined): Promise<string> {
     const attempts = record.attempts + 1;
     const priorHistory = record.history;
+    // Write-ahead, as the gateway's inline try: the wallet sees the try only once a replica has its
+    // start and every write before it. A failed primary that comes back as a primary for a moment
+    // takes writes its resync then drops; a rollback sent on a compensation begun there would
+    // reverse a debit no record says was reversed. Not sent: the counted try stands as one that
+    // may have gone out, as after a crash mid-call.
+    if (!(await durability.confirmStore(shard))) {
+      runLog.warn({ ...runFields(record), attempts }, 'attempt not sent: its start is not on a replica');
+      throw new RetryLater(inFlightMs, 'the attempt\'s start is not on a replica');
+    }
     const outcome = await wallet.send(record.walletOperation, record.walletBody, { attempt: attempts });
     const next = afterRetryAttempt({ record, priorHistory, attempts, outcome, unit, now: now(), ...(await betOfRefund(record, outcome)) });
     return apply(record, next, token);

@@ -3,6 +3,7 @@ import type { TerminateJobData } from '../src/duties/queues';
 import { retryDelayMs, type DelayUnit } from '../src/duties/retry-policy';
 import type { WalletBreaker } from '../src/duties/wallet-breaker';
 import type { Logger } from '../src/observability/logger';
+import type { Durability } from '../src/store/durability';
 import { OTHER_SESSIONS_RECHECK_MS, walletSessionFields, type SessionStore } from '../src/store/sessions';
 import { Code, retryClass } from '../src/wallet/codes';
 import type { WalletClient } from '../src/wallet/protocol';
@@ -12,6 +13,10 @@ export interface TerminateProcessorDeps {
   readonly sessions: SessionStore;
   readonly wallet: WalletClient;
   readonly breaker: Pick<WalletBreaker, 'gate' | 'refused'>;
+  /** REDIS_MIN_REPLICAS: a terminate goes out only once a replica has its decision (contract 9). */
+  readonly durability: Pick<Durability, 'confirmStore'>;
+  /** The shard a token's keys are in. */
+  readonly shardOfToken: (tokenRef: string) => number;
   readonly logger: Logger;
   readonly providerId: string;
   readonly unit: DelayUnit;
@@ -37,7 +42,7 @@ export const TERMINATE_MAX_DELAY_MS = 60_000;
  * fails is retried until the window passes; then the token is listed for operators.
  */
 export function createTerminateProcessor(deps: TerminateProcessorDeps) {
-  const { sessions, wallet, breaker, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
+  const { sessions, wallet, breaker, durability, shardOfToken, logger, providerId, unit, recheckMs, leaseMs, graceMs, windowMs, retentionSeconds, now } = deps;
 
   /** Waits use up no BullMQ attempt: the wait may outlast any retry schedule. */
   async function later(job: Job<TerminateJobData>, token: string | undefined, delayMs: number, reason: string): Promise<never> {
@@ -75,6 +80,13 @@ export function createTerminateProcessor(deps: TerminateProcessorDeps) {
     const log = logger.child({ token_ref: tokenRef, attempt: taken.attempt });
     const fields = await sessions.tokenFields(tokenRef);
     if (fields === undefined) return 'missing';
+    // The wallet deactivates the token for good: the decision, read and written on this primary,
+    // must be on a replica first (a failed primary back for a moment as a primary may know of no
+    // work still holding the token). The lease taken here runs out; the next run sends.
+    if (!(await durability.confirmStore(shardOfToken(tokenRef)))) {
+      log.warn('terminate not sent: its decision is not on a replica');
+      return later(job, token, leaseMs, 'the terminate decision is not on a replica');
+    }
     const outcome = await wallet.call('terminate', walletSessionFields(fields, providerId));
     const finish = { now: now(), retentionSeconds, walletCode: outcome.kind === 'ok' ? Code.Success : outcome.kind === 'rejected' ? outcome.code : null };
     if (outcome.kind === 'ok') {

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../src/observability/logger';
 import { createMetrics, walletMetrics, type Metrics } from '../src/observability/metrics';
 import { startTracing } from '../src/observability/tracing';
 import { checkEvictionPolicy, closeRedis, createRedis, redisTargetOf } from '../src/store/redis';
+import { durabilityFor } from '../src/store/durability';
 import { createSessionStore } from '../src/store/sessions';
 import { createTransactionStore } from '../src/store/transactions';
 import type { WalletClient } from '../src/wallet/protocol';
@@ -167,6 +168,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
     closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
     const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
+    // Records and token state are written on the store's connection; BullMQ's jobs are not what a send rests on.
+    const durability = durabilityFor(config, [redis], layout);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
     const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
     const queues = createQueues(bullmq, layout, throttledErrorLog(laneLogger, 'queue error'));
@@ -194,6 +197,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       wallet,
       breaker,
       cap,
+      durability,
       // BullMQ's own way to hold a whole queue back: the job goes back to wait, no attempt used.
       rateLimit: (ms) => queues.shards[shard]!.retry.rateLimit(ms),
       logger: laneLogger,
@@ -205,6 +209,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       sessions,
       wallet,
       breaker,
+      durability,
+      shardOfToken: (tokenRef) => layout.shardOfId(tokenRef) ?? 0,
       logger: laneLogger,
       providerId: rules.PROVIDER_ID,
       unit: rules.RETRY_DELAY_UNIT,

@@ -73,6 +73,13 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
         await duties.enqueueTerminate(session.tokenRef);
         return answer('pending', ended.balance);
       }
+      // The wallet deactivates the token for good: only once a replica has the decision (a failover
+      // could otherwise bring back a token state that still counts on it). Else its job sends.
+      if (!(await durability.confirmStore(transactions.shardOf(session)))) {
+        await sessions.finishTerminate(session.tokenRef, { outcome: 'retry', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode: null });
+        await duties.enqueueTerminate(session.tokenRef);
+        return failed(errors.notDurable());
+      }
       const outcome = await wallet.call('terminate', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind === 'ok') {
         await sessions.finishTerminate(session.tokenRef, { outcome: 'terminated', now: clock(), retentionSeconds: config.RECORD_RETENTION_SECONDS, walletCode: Code.Success, balance: outcome.response.balance });

@@ -155,6 +155,22 @@ it('a win queued while the wallet breaker is open is acknowledged only once a re
   expect(sent(h, 'credit', winId)).toBe(0);
 });
 
+it('an `end` that decides its token\'s terminate sends it only once a replica has the decision', async () => {
+  const h = await gatewayOn(1);
+  const { sessionId, token } = await launch(h);
+  const terminates = (): number => h.sim.calls().filter((c) => c.operation === 'terminate' && c.body?.token === token).length;
+  await replica.kill();
+  const ending = await engine(h, `/sessions/${sessionId}/end`, {});
+  expect({ status: ending.status, code: codeOf(ending) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
+  expect(terminates()).toBe(0);
+  await replica.start();
+  await primary.waitForReplicas(1);
+  // The repeat takes the decision's lease again and sends the terminate, once.
+  const again = await engine(h, `/sessions/${sessionId}/end`, {});
+  expect({ status: again.status, state: (again.body as { state: string }).state }).toEqual({ status: 200, state: 'succeeded' });
+  expect(terminates()).toBe(1);
+});
+
 it('sends no WAIT with REDIS_MIN_REPLICAS=0', async () => {
   const h = await gatewayOn(0);
   const before = await waitCalls();

@@ -13,6 +13,7 @@ import { createRetryProcessor, type RetryProcessorDeps } from '../../workers/ret
 import type { RunningWorker } from '../../workers/worker';
 import { redisUrl } from '../support/prefix';
 import { newId, startHarness, type Harness, type Player } from '../support/worker-harness';
+import { PRIMARY_ONLY } from '../../src/store/durability';
 import { UNCAPPED } from '../support/uncapped';
 
 /**
@@ -103,7 +104,7 @@ it('a debit linked to an engine refund that already succeeded (its job still act
   };
   const breaker = { allowsCalls: () => true, healthOkAt: () => Date.now(), gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as unknown as RetryProcessorDeps['breaker'];
   const processRetry = createRetryProcessor({
-    store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, cap: UNCAPPED, rateLimit: async () => undefined,
+    store: racing, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, cap: UNCAPPED, durability: PRIMARY_ONLY, rateLimit: async () => undefined,
     logger: createLogger({ level: 'silent', name: 'review' }), metrics: createMetrics({ defaultMetrics: false }), unit: 'ms',
     graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000, now: Date.now,
   });

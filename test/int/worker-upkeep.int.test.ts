@@ -23,6 +23,7 @@ import { callsFor, startHarness, newId, type Harness, type Player } from '../sup
 import { waitFor } from '../../src/lib/wait-for';
 import { DEFAULT_TOKEN_SESSION_CAP } from '../../src/config/env';
 import { exactDecimal } from '../../src/lib/money';
+import { PRIMARY_ONLY } from '../../src/store/durability';
 import { UNCAPPED } from '../support/uncapped';
 
 let h: Harness;
@@ -175,7 +176,7 @@ describe('sweeper', () => {
     };
     const processRetry = createRetryProcessor({
       store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: stalled, breaker: { allowsCalls: () => true, healthOkAt: () => Date.now(), gate: async () => ({ kind: 'go' }), refused: () => undefined, trialDone: async () => undefined, trialUnused: async () => undefined } as never,
-      cap: UNCAPPED, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+      cap: UNCAPPED, durability: PRIMARY_ONLY, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
       graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
       now: () => Date.now() + 10_000,
     });
@@ -196,7 +197,7 @@ describe('sweeper', () => {
       breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processRetry = createRetryProcessor({
-        store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, cap: UNCAPPED, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
+        store: h.store, ensureRetryJob: (r) => ensureRetryJob(h.duties.queues, r, 0), shard: 0, wallet: h.wallet, breaker, cap: UNCAPPED, durability: PRIMARY_ONLY, rateLimit: async () => undefined, logger: silent, metrics: createMetrics(), unit: 'ms',
         graceMs: 1000, heldRecheckMs: 1000, inFlightMs: 5000, inlineWindowMs: 5000, recheckIntervalMs: 1000, recheckWindowMs: 60_000,
         // Past the spec's delay for the recorded failure, so the run goes to the breaker's gate at once.
         now: () => Date.now() + 10_000,
@@ -308,7 +309,7 @@ describe('sessions', () => {
       breaker.start({ healthCheck: async () => ({ healthy: true, detail: '' }) });
       await waitFor('the breaker half-open', () => breaker.state() === 'half_open');
       const processTerminate = createTerminateProcessor({
-        sessions: h.sessions, wallet: h.wallet, breaker, logger: silent, providerId: p.fields.provider_id, unit: 'ms', recheckMs: 1000, leaseMs: 5000, graceMs: 1000,
+        sessions: h.sessions, wallet: h.wallet, breaker, durability: PRIMARY_ONLY, shardOfToken: () => 0, logger: silent, providerId: p.fields.provider_id, unit: 'ms', recheckMs: 1000, leaseMs: 5000, graceMs: 1000,
         windowMs: 60_000, retentionSeconds: 60, now: Date.now,
       });
       await expect(processTerminate({ data: { tokenRef: p.session.tokenRef } } as Job<TerminateJobData>)).rejects.toThrow(RetryLater);
