@@ -289,12 +289,15 @@ function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>
 
 /** Everything operators reach over HTTP, ready for createApp's extraRouters. */
 export function operatorRouters(w: OperatorWiring): Router[] {
-  const { config, logger, metrics, transactions, queues } = w;
-  const allQueues = queues.all;
+  const { config, logger, metrics } = w;
   const queueMetrics = createQueueMetrics({
     metrics,
-    queues: allQueues,
-    deadCount: async () => (await transactions.listDead(0, 1)).total,
+    wallets: w.wallets.map((wallet) => ({
+      wallet: wallet.entry.id,
+      // The workers run the upkeep (sweeper, dead-check) of every wallet from the home wallet's queue.
+      queues: wallet.entry.id === w.homeWallet ? wallet.queues.all : wallet.queues.all.filter((q) => q !== wallet.queues.upkeep),
+      deadCount: async () => (await wallet.transactions.listDead(0, 1)).total,
+    })),
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });

@@ -18,8 +18,8 @@ export interface Metrics {
   readonly compensations: Counter<'result' | 'wallet'>;
   /** transactions that became dead; labels: kind, wallet */
   readonly deadTransactions: Counter<'kind' | 'wallet'>;
-  /** labels: queue, state (waiting | delayed | active | failed) */
-  readonly queueDepth: Gauge<'queue' | 'state'>;
+  /** labels: queue, state (waiting | delayed | active | failed), wallet */
+  readonly queueDepth: Gauge<'queue' | 'state' | 'wallet'>;
   /** The wallet circuit breaker as this process last read it: 0 closed, 1 half-open, 2 open; labels: wallet. */
   readonly walletBreakerState: Gauge<'wallet'>;
   /** Seconds since the breaker opened (0 while closed); labels: wallet. */
@@ -115,7 +115,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     queueDepth: new Gauge({
       name: 'queue_jobs',
       help: 'Jobs per queue and state',
-      labelNames: ['queue', 'state'],
+      labelNames: ['queue', 'state', 'wallet'],
       // Read from Redis by the scraping process: the same for every process, never summed.
       aggregator: 'omit',
       registers: [registry],

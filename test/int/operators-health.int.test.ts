@@ -23,6 +23,8 @@ let sim: RunningSimulator;
 let redis: Redis;
 let wallet: WalletClient;
 let queues: Queue[];
+/** A second wallet's queues: the same names under its own prefix. */
+let queuesB: Queue[];
 let queueConnection: Redis;
 let metrics: Metrics;
 
@@ -40,10 +42,13 @@ async function closedPort(): Promise<number> {
 function appWith(options: { redis: Redis; cacheMs?: number }) {
   const readiness = createReadinessProbe({ redis: options.redis, wallet, cacheMs: options.cacheMs ?? 0 });
   const store = createTransactionStore(redis, shardLayout(prefix, 1), 3600);
+  const storeB = createTransactionStore(redis, shardLayout(`${prefix}:w:casino-b`, 1), 3600);
   const queueMetrics = createQueueMetrics({
     metrics,
-    queues,
-    deadCount: async () => (await store.listDead(0, 1)).total,
+    wallets: [
+      { wallet: 'default', queues, deadCount: async () => (await store.listDead(0, 1)).total },
+      { wallet: 'casino-b', queues: queuesB, deadCount: async () => (await storeB.listDead(0, 1)).total },
+    ],
     logger: silent,
   });
   const app = express();
@@ -72,13 +77,14 @@ beforeAll(async () => {
   });
   queueConnection = createRedis(redisUrl(), { forBullmq: true });
   queues = ['retries', 'terminates'].map((name) => new Queue(name, { connection: queueConnection, prefix }));
+  queuesB = ['retries', 'terminates'].map((name) => new Queue(name, { connection: queueConnection, prefix: `${prefix}:w:casino-b` }));
   metrics = createMetrics();
 });
 
 afterEach(() => sim.faults.clear());
 
 afterAll(async () => {
-  await Promise.all(queues.map((q) => q.close()));
+  await Promise.all([...queues, ...queuesB].map((q) => q.close()));
   await closeRedis(queueConnection);
   await deletePrefix(prefix);
   await closeRedis(redis);
@@ -132,22 +138,27 @@ describe('GET /readyz', () => {
 });
 
 describe('GET /metrics', () => {
-  it('serves the wallet series, the queue depths per queue and state, the dead count and process metrics', async () => {
-    metrics.walletCalls.inc({ operation: 'credit', outcome: 'ok', code: '1' });
-    metrics.walletLatency.observe({ operation: 'credit' }, 0.012);
+  it('serves the wallet series, the queue depths per wallet, queue and state, the dead count per wallet and process metrics', async () => {
+    metrics.walletCalls.inc({ operation: 'credit', outcome: 'ok', code: '1', wallet: 'default' });
+    metrics.walletLatency.observe({ operation: 'credit', wallet: 'default' }, 0.012);
     await queues[0]!.add('retry', { transactionId: 'a' });
     await queues[0]!.add('retry', { transactionId: 'b' }, { delay: 60_000 });
+    await queuesB[0]!.add('retry', { transactionId: 'a' }, { delay: 60_000 });
 
     const res = await request(appWith({ redis })).get('/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     const text = res.text;
-    expect(text).toContain('wallet_calls_total{operation="credit",outcome="ok",code="1"} 1');
-    expect(text).toContain('wallet_call_duration_seconds_bucket{le="0.025",operation="credit"} 1');
-    expect(text).toContain('queue_jobs{queue="retries",state="waiting"} 1');
-    expect(text).toContain('queue_jobs{queue="retries",state="delayed"} 1');
-    expect(text).toContain('queue_jobs{queue="retries",state="active"} 0');
-    expect(text).toContain('queue_jobs{queue="terminates",state="failed"} 0');
-    expect(text).toContain('transactions_dead 0');
+    expect(text).toContain('wallet_calls_total{operation="credit",outcome="ok",code="1",wallet="default"} 1');
+    expect(text).toContain('wallet_call_duration_seconds_bucket{le="0.025",operation="credit",wallet="default"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="waiting",wallet="default"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="delayed",wallet="default"} 1');
+    expect(text).toContain('queue_jobs{queue="retries",state="active",wallet="default"} 0');
+    expect(text).toContain('queue_jobs{queue="terminates",state="failed",wallet="default"} 0');
+    expect(text).toContain('queue_jobs{queue="retries",state="waiting",wallet="casino-b"} 0');
+    expect(text).toContain('queue_jobs{queue="retries",state="delayed",wallet="casino-b"} 1');
+    expect(text).toContain('transactions_dead{wallet="default"} 0');
+    expect(text).toContain('transactions_dead{wallet="casino-b"} 0');
+    expect(text).not.toMatch(/^queue_jobs\{queue="[^"]+",state="[^"]+"\}/m);
     for (const name of ['wallet_retries_total', 'debit_compensations_total', 'dead_transactions_total', 'engine_requests_total', 'process_cpu_seconds_total']) {
       expect(text).toContain(`# TYPE ${name}`);
     }
@@ -160,7 +171,7 @@ describe('GET /metrics', () => {
     const lost = new Queue('retries', { connection, prefix });
     lost.on('error', () => undefined);
     try {
-      const queueMetrics = createQueueMetrics({ metrics, queues: [lost], logger: silent, timeoutMs: 300 });
+      const queueMetrics = createQueueMetrics({ metrics, wallets: [{ wallet: 'default', queues: [lost] }], logger: silent, timeoutMs: 300 });
       const app = express();
       const readiness = createReadinessProbe({ redis, wallet });
       app.use(createOperatorRouter({ readiness, metrics, queueMetrics, logger: silent }));
