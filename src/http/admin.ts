@@ -67,7 +67,7 @@ export interface WalletOverview {
   readonly id: string;
   readonly provider_id: string;
   readonly breaker: string;
-  /** Calls the answering gateway process has open at the wallet. */
+  /** Calls open at the wallet over every gateway and worker process (the others' as of their last second). */
   readonly in_flight: number;
   readonly pending: number;
   readonly dead: number;

@@ -28,6 +28,8 @@ export interface Metrics {
   readonly walletBreakerRefused: Counter<'call' | 'wallet'>;
   /** Transitions this process made; labels: to (open | half_open | closed), wallet */
   readonly walletBreakerTransitions: Counter<'to' | 'wallet'>;
+  /** Sends not made because this process's share of max_in_flight was in use; labels: call (debit | inline | retry), wallet */
+  readonly walletInFlightRefused: Counter<'call' | 'wallet'>;
 }
 
 /** The series about one wallet's calls, retries, compensations and breaker: walletMetrics adds their `wallet` label. */
@@ -41,6 +43,7 @@ const WALLET_SERIES = [
   'walletBreakerOpenSeconds',
   'walletBreakerRefused',
   'walletBreakerTransitions',
+  'walletInFlightRefused',
 ] as const satisfies readonly (keyof Metrics)[];
 
 const RECORDING = new Set<PropertyKey>(['inc', 'dec', 'set', 'observe']);
@@ -145,6 +148,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'wallet_breaker_transitions_total',
       help: 'Wallet circuit breaker transitions made by this process, by new state',
       labelNames: ['to', 'wallet'],
+      registers: [registry],
+    }),
+    walletInFlightRefused: new Counter({
+      name: 'wallet_in_flight_refused_total',
+      help: "Wallet sends not made because the process's share of the wallet's max_in_flight was in use, by call",
+      labelNames: ['call', 'wallet'],
       registers: [registry],
     }),
   };
