@@ -269,6 +269,7 @@ function walletActions(w: OperatorWallet, redis: RedisClient): ActionDeps {
 /** A wallet's redrives, audited in its own audit trail, as the console's are. */
 function walletAdmin(w: OperatorWallet, actions: ActionDeps): WalletAdmin {
   return {
+    id: w.entry.id,
     transactions: w.transactions,
     redrive: (id, actor) => auditedRedrive(actions, id, actor),
     redriveMany: (filter, actor) => redriveMany({ store: w.transactions, queues: w.queues }, filter, (id) => auditedRedrive(actions, id, actor)),

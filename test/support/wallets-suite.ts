@@ -354,6 +354,7 @@ export function walletsSuite(placement: RedisPlacement): void {
       // A held call is parsed only when it is answered: found by its body (all have answered by now).
       const debitsOf = (id: string) => simB.walletCalls().filter((c) => c.operation === 'debit' && c.rawBody.includes(`"${id}"`));
       expect(bets.map((id) => debitsOf(id).length)).toEqual(bets.map((_, i) => (i === refused ? 0 : 1)));
+      expect((await request(gateway.url).get('/metrics')).text).toMatch(/^wallet_in_flight_refused_total\{call="debit",wallet="casino-b"\} 1$/m);
       simB.faults.latency('debit', 0);
       const next = await call(KEYS.x, `/sessions/${encodeURIComponent(sessions[refused]!.sessionId)}/bet`, { round_id: 'r2', transaction_id: uniqueId('bet'), amount: '1.00' });
       expect(next.status).toBe(200);
@@ -390,6 +391,21 @@ export function walletsSuite(placement: RedisPlacement): void {
       const walletB = gateway.parts.wallets.get('casino-b')!;
       const record = await walletB.transactions.get(second.win, walletB.transactions.shardOf({ playerId, siteId: '7' }));
       expect(record).toMatchObject({ state: 'succeeded', attempts: 2, history: [Code.ClientError, Code.Success] });
+      expect(await worker.metrics.registry.metrics()).toMatch(/^wallet_in_flight_refused_total\{call="retry",wallet="casino-b"\} [1-9]/m);
+    });
+
+    it('GET /admin/api/wallets counts the calls open at a wallet over the deployment: a retry the worker holds open at casino-b shows on the gateway', async () => {
+      const { win } = await pendingWinAtB(1);
+      // Within casino-b's deadline; the gateway itself has no call open there meanwhile.
+      simB.faults.delayNext('credit', 1, TIMEOUT_MS - 100, { transactionId: win });
+      const inFlight = async () => {
+        const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
+        return Object.fromEntries((res.body as { wallets: { id: string; in_flight: number }[] }).wallets.map((w) => [w.id, w.in_flight]));
+      };
+      await waitFor('the worker\'s call at casino-b counted', async () => (await inFlight())['casino-b'] === 1, TIMEOUT_MS);
+      expect((await inFlight()).default).toBe(0);
+      await waitFor('the win credited at casino-b', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'succeeded', 20_000);
+      await waitFor('no call open at casino-b', async () => (await inFlight())['casino-b'] === 0, 5_000);
     });
 
     it('a win casino-b did not take is retried at casino-b with its credentials, signature and provider id', async () => {
@@ -434,6 +450,12 @@ export function walletsSuite(placement: RedisPlacement): void {
       expect(kept(await admin(`/admin/transactions/${win}?wallet=casino-z`)).body).toMatchObject({ error: { code: 'WALLET_NOT_FOUND' } });
       const wallets = kept(await admin('/admin/api/wallets')).body as { wallets: { id: string; dead: number }[] };
       expect(wallets.wallets.find((w) => w.id === 'casino-b')!.dead).toBe(1);
+      // The series read from Redis at a scrape name the wallet too.
+      const scrape = (await request(gateway.url).get('/metrics')).text;
+      expect(scrape).toMatch(/^transactions_dead\{wallet="casino-b"\} 1$/m);
+      expect(scrape).toMatch(/^transactions_dead\{wallet="default"\} 0$/m);
+      expect(scrape).toMatch(/^queue_jobs\{queue="wallet-retry",state="failed",wallet="casino-b"\} [1-9]/m);
+      expect(scrape).toMatch(/^queue_jobs\{queue="wallet-retry",state="failed",wallet="default"\} 0$/m);
 
       const redriven = kept(await request(gateway.url).post(`/admin/transactions/${win}/redrive?wallet=casino-b`).auth('ops', ADMIN_PASSWORD));
       expect(redriven.status).toBe(202);
@@ -536,10 +558,35 @@ export function walletsSuite(placement: RedisPlacement): void {
       await healthyWalletKeepsSchedule();
 
       expect((await breakers())['casino-b']).toBe('closed');
+      // One casino's wallet down keeps the gateway in the load balancer, and /readyz names it.
+      const ready = await request(gateway.url).get('/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'ready', failed: [], checks: { redis: 'up', wallet: 'up' }, wallets: { default: 'open', 'casino-b': 'up' } });
       const refused = await call(KEYS.x, `/sessions/${sessionId}/bet`, { round_id: 'after', transaction_id: uniqueId('bet'), amount: '1.00' });
       expect(refused.status).toBe(503);
       expect(refused.body).toMatchObject({ error: { code: 'WALLET_UNAVAILABLE' } });
     }, 60_000);
+  });
+
+  describe('logs', () => {
+    it('every line about a session or transaction, in the gateway and the worker, names its wallet', () => {
+      const lines = [...gatewayLogs.logs, ...workerLogs.logs].map((line) => JSON.parse(line) as Record<string, unknown>);
+      const subjects = ['session_id', 'transaction_id', 'bet_transaction_id', 'compensation_id', 'token_ref'];
+      // A request line is about its session, the launch at a wallet of the registry, or a transaction
+      // found (an unknown, foreign or ambiguous id is no one wallet's).
+      const about = (line: Record<string, unknown>): boolean => {
+        const path = (line.req as { path?: string } | undefined)?.path ?? '';
+        const status = (line.res as { status?: number } | undefined)?.status ?? 0;
+        return (
+          subjects.some((field) => line[field] !== undefined && line[field] !== null) ||
+          /^\/(launch(\/default|\/casino-b)?$|engine\/v1\/sessions\/)/.test(path) ||
+          (path.startsWith('/engine/v1/transactions/') && status < 300)
+        );
+      };
+      const aboutSubjects = lines.filter(about);
+      expect(aboutSubjects.length).toBeGreaterThan(100);
+      expect(aboutSubjects.filter((line) => !['default', 'casino-b'].includes(line.wallet as string)).map((line) => ({ msg: line.msg, name: line.name, component: line.component, path: (line.req as { path?: string } | undefined)?.path }))).toEqual([]);
+    });
   });
 
   describe('secrets', () => {
