@@ -1,20 +1,19 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadWorkerConfig } from '../../src/config/env';
 import { createClosers, startWith } from '../../src/lib/lifecycle';
 import { retryDelayMs } from '../../src/duties/retry-policy';
 import { waitFor } from '../../src/lib/wait-for';
-import { startGateway, type RunningGateway } from '../../src/main/gateway';
+import type { RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
-import { startSimulator, type RunningSimulator } from '../../src/sim';
+import type { RunningSimulator } from '../../src/sim';
 import { Code } from '../../src/wallet/codes';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { body, newPlayerId, uniqueId } from './gateway-harness';
 import { logSink } from './log-sink';
 import { testPrefix } from './prefix';
+import { startTwoWallets, TWO_WALLETS_TIMEOUT_MS } from './two-wallets';
 
 /** Where the suite's Redis is: the variables of the gateway and the worker, and how to leave nothing behind. */
 export interface RedisPlacement {
@@ -35,8 +34,6 @@ const A = { user: 'gw-a', password: 'pw-a-secret-0001', secret: 'sign-a-secret-0
 const B = { user: 'gw-b', password: 'pw-b-secret-0003', secret: 'sign-b-secret-0004', provider: '18446744073709551615' } as const;
 const KEYS = { x: 'studio-x-key-0005', y1: 'studio-y-key-0006', y2: 'studio-y-key-next-0007' } as const;
 const ADMIN_PASSWORD = 'ops-password-0008';
-/** Both wallets' `timeout_ms`: the deadline of one call. */
-const TIMEOUT_MS = 2000;
 /** casino-b's max_in_flight: the gateway's share alone, or one each for the gateway and a worker. */
 const B_MAX_IN_FLIGHT = 2;
 const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2, ADMIN_PASSWORD];
@@ -55,61 +52,23 @@ export function walletsSuite(placement: RedisPlacement): void {
   beforeAll(async () => {
     prefix = testPrefix(placement.label);
     await startWith(closers, async () => {
-      simA = await startSimulator({ basicUser: A.user, basicPassword: A.password, signingSecret: A.secret });
-      closers.defer('simulator a', () => simA.close());
-      simB = await startSimulator({ basicUser: B.user, basicPassword: B.password, signingSecret: B.secret, signatureAlgo: 'sha512', signatureEncoding: 'base64' });
-      closers.defer('simulator b', () => simB.close());
       const redisEnv = await placement.start();
       closers.defer('redis', () => placement.stop(prefix));
-      const dir = mkdtempSync(join(tmpdir(), 'wgw-wallets-'));
-      const signingFile = join(dir, 'casino-b-signing');
-      writeFileSync(signingFile, `${B.secret}\n`);
-      const keyFile = join(dir, 'studio-y-next');
-      writeFileSync(keyFile, KEYS.y2);
-      const file = join(dir, 'wallets.json');
-      writeFileSync(
-        file,
-        JSON.stringify({
-          wallets: [
-            { id: 'default', base_url: simA.url, basic_user: A.user, basic_password: { env: 'TEST_A_PASSWORD' }, signing_secret: A.secret, provider_id: A.provider, timeout_ms: TIMEOUT_MS },
-            {
-              id: 'casino-b',
-              base_url: simB.url,
-              basic_user: B.user,
-              basic_password: B.password,
-              signing_secret: { file: signingFile },
-              signature_algo: 'sha512',
-              signature_encoding: 'base64',
-              provider_id: B.provider,
-              timeout_ms: TIMEOUT_MS,
-              max_in_flight: B_MAX_IN_FLIGHT,
-            },
-          ],
+      ({ simA, simB, gateway, env } = await startTwoWallets(closers, {
+        label: 'wallets-gateway',
+        a: { id: 'default', ...A },
+        b: { id: 'casino-b', ...B },
+        files: { 'casino-b-signing': `${B.secret}\n`, 'studio-y-next': KEYS.y2 },
+        registry: (dir) => ({
+          b: { signing_secret: { file: join(dir, 'casino-b-signing') }, max_in_flight: B_MAX_IN_FLIGHT },
           engines: [
             { id: 'studio-x', keys: [{ env: 'TEST_X_KEY' }], wallets: ['default', 'casino-b'] },
-            { id: 'studio-y', keys: [KEYS.y1, { file: keyFile }], wallets: ['casino-b'] },
+            { id: 'studio-y', keys: [KEYS.y1, { file: join(dir, 'studio-y-next') }], wallets: ['casino-b'] },
           ],
         }),
-      );
-      env = {
-        PORT: '0',
-        ...redisEnv,
-        QUEUE_PREFIX: prefix,
-        WALLETS_FILE: file,
-        TEST_A_PASSWORD: A.password,
-        TEST_X_KEY: KEYS.x,
-        RETRY_DELAY_UNIT: 'ms',
-        GATEWAY_PROCESSES: '1',
-        LOG_LEVEL: 'debug',
-        ADMIN_USER: 'ops',
-        ADMIN_PASSWORD: ADMIN_PASSWORD,
-      };
-      gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'debug', name: 'wallets-gateway', destination: gatewayLogs.destination }), {
-        host: '127.0.0.1',
-        metrics: createMetrics({ defaultMetrics: false }),
-        drainTimeoutMs: 0,
-      });
-      closers.defer('gateway', () => gateway.close());
+        env: { ...redisEnv, QUEUE_PREFIX: prefix, TEST_X_KEY: KEYS.x, GATEWAY_PROCESSES: '1', ADMIN_USER: 'ops', ADMIN_PASSWORD },
+        logs: gatewayLogs.destination,
+      }));
     });
   });
 
@@ -397,12 +356,12 @@ export function walletsSuite(placement: RedisPlacement): void {
     it('GET /admin/api/wallets counts the calls open at a wallet over the deployment: a retry the worker holds open at casino-b shows on the gateway', async () => {
       const { win } = await pendingWinAtB(1);
       // Within casino-b's deadline; the gateway itself has no call open there meanwhile.
-      simB.faults.delayNext('credit', 1, TIMEOUT_MS - 100, { transactionId: win });
+      simB.faults.delayNext('credit', 1, TWO_WALLETS_TIMEOUT_MS - 100, { transactionId: win });
       const inFlight = async () => {
         const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
         return Object.fromEntries((res.body as { wallets: { id: string; in_flight: number }[] }).wallets.map((w) => [w.id, w.in_flight]));
       };
-      await waitFor('the worker\'s call at casino-b counted', async () => (await inFlight())['casino-b'] === 1, TIMEOUT_MS);
+      await waitFor('the worker\'s call at casino-b counted', async () => (await inFlight())['casino-b'] === 1, TWO_WALLETS_TIMEOUT_MS);
       expect((await inFlight()).default).toBe(0);
       await waitFor('the win credited at casino-b', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'succeeded', 20_000);
       await waitFor('no call open at casino-b', async () => (await inFlight())['casino-b'] === 0, 5_000);
@@ -546,7 +505,7 @@ export function walletsSuite(placement: RedisPlacement): void {
       // it is answered: found by its body.
       const sendsOf = (id: string) => simA.walletCalls().filter((c) => c.operation === 'credit' && c.rawBody.includes(`"${id}"`));
       const workerSends = wins.flatMap((id) => sendsOf(id).slice(1));
-      expect(retries.filter((t) => workerSends.some((c) => c.at <= t && t < c.at + TIMEOUT_MS + 250)).length).toBeGreaterThan(0);
+      expect(retries.filter((t) => workerSends.some((c) => c.at <= t && t < c.at + TWO_WALLETS_TIMEOUT_MS + 250)).length).toBeGreaterThan(0);
       // The health check still passes, and too few first attempts failed to open default's breaker:
       // the isolation shown here is the lanes', not the breaker's.
       expect(await breakers()).toEqual({ default: 'closed', 'casino-b': 'closed' });
