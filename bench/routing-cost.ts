@@ -52,7 +52,8 @@ async function main(): Promise<void> {
     rows.push([`route a session call to its wallet (${wallets} wallet${wallets === 1 ? '' : 's'})`, routed - plain]);
     const found = await perCall(calls / 10, () => owner(header));
     const oneKey = await perCall(calls / 10, () => single('Bearer key-0'));
-    rows.push([`find the engine by its key (${entries.length} engine${entries.length === 1 ? '' : 's'}, ${entries.flatMap((e) => e.keys).length} keys) over one key`, found - oneKey]);
+    const keys = entries.flatMap((e) => e.keys).length;
+    rows.push([`find the engine by its key (${entries.length} engine${entries.length === 1 ? '' : 's'}, ${keys} key${keys === 1 ? '' : 's'}) over one key`, found - oneKey]);
     rows.push([`the wallet on the request line (${wallets} wallet${wallets === 1 ? '' : 's'})`, await perCall(calls, () => walletOfSessionId(session))]);
   }
 
