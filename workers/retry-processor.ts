@@ -73,7 +73,7 @@ export function createRetryProcessor(deps: RetryProcessorDeps) {
   return async function processRetry(job: Job<RetryJobData>, token?: string): Promise<string> {
     // Over the wallet's max_in_flight (contract 11): the job waits; nothing is read or begun, so
     // the record's attempts stay as they are.
-    if (!cap.tryTake()) {
+    if (!cap.tryTake('retry')) {
       if (token === undefined) throw new RetryLater(WAIT_FOR_CAP_MS, 'wallet max_in_flight reached');
       await job.moveToDelayed(now() + WAIT_FOR_CAP_MS, token);
       throw new DelayedError();

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Metrics } from '../observability/metrics';
+import { createInFlightPresence, type PresenceKeys } from '../store/in-flight-presence';
 import type { RedisClient } from '../store/redis';
 
 /**
@@ -7,20 +9,28 @@ import type { RedisClient } from '../store/redis';
  * presence in Redis (a ZSET of process id → until when it counts), renewed every REFRESH_MS off the
  * hot path; a process that dies drops out when its presence runs out (PRESENCE_MS), one that stops
  * leaves at once. A call takes a slot of the share in memory: no Redis round trip per call
- * (docs/background.md, "max_in_flight").
+ * (docs/background.md, "max_in_flight"). Each renewal also publishes the calls this process has
+ * open at the wallet, so operators see the wallet's calls in flight over the whole deployment.
  */
 export interface InFlightCap {
-  /** Takes a slot for a wallet call; false: this process's share is in use (over the cap). */
-  tryTake(): boolean;
+  /**
+   * Takes a slot for a wallet call; false: this process's share is in use (over the cap), counted
+   * by `call`: a bet refused (`debit`), a win or refund queued instead (`inline`), a retry that waits.
+   */
+  tryTake(call: CapCall): boolean;
   /** Gives a taken slot back (the call ended). */
   give(): void;
   /** Slots this process may hold now. */
   share(): number;
+  /** The calls open at the wallet over every live process: each other one's as of its last renewal, this one's now. */
+  deploymentCalls(): Promise<number>;
   /** Starts renewing this process's presence and reading the others'. */
   start(): void;
   /** Stops renewing and leaves, so the others' shares grow at their next refresh. */
   close(): Promise<void>;
 }
+
+export type CapCall = 'debit' | 'inline' | 'retry';
 
 export const REFRESH_MS = 1_000;
 /** Three refreshes: one missed renewal (a busy event loop) does not drop a live process. */
@@ -28,17 +38,22 @@ export const PRESENCE_MS = 3 * REFRESH_MS;
 
 export interface InFlightCapDeps {
   readonly redis: RedisClient;
-  /** The wallet's presence ZSET (Keys.inFlightPresence). */
-  readonly key: string;
+  /** The wallet's presence ZSET and calls HASH (Keys.inFlightPresence, Keys.inFlightCalls). */
+  readonly keys: PresenceKeys;
   readonly maxInFlight: number;
+  /** The calls this process has open at the wallet now (published with its presence). */
+  readonly openCalls: () => number;
+  /** The wallet's view of the series (walletMetrics): refusals are counted in it. */
+  readonly metrics?: Metrics;
   readonly now?: () => number;
   /** A refresh that failed (Redis away): the share stays what it was. */
   readonly onError?: (err: unknown) => void;
 }
 
 export function createInFlightCap(deps: InFlightCapDeps): InFlightCap {
-  const { redis, key, maxInFlight } = deps;
+  const { maxInFlight, openCalls, metrics } = deps;
   const now = deps.now ?? Date.now;
+  const presence = createInFlightPresence(deps.redis, deps.keys);
   const self = randomUUID();
   // Until the first count this process is taken to be alone; the first refresh runs at start.
   let processes = 1;
@@ -49,11 +64,9 @@ export function createInFlightCap(deps: InFlightCapDeps): InFlightCap {
   const share = (): number => Math.max(1, Math.floor(maxInFlight / processes));
 
   async function refresh(): Promise<void> {
-    const at = now();
-    // One key, one round trip, atomic: renew, drop who ran out, count.
-    const replies = await redis.multi().zadd(key, at + PRESENCE_MS, self).zremrangebyscore(key, '-inf', at).zcard(key).pexpire(key, PRESENCE_MS).exec();
-    const count = replies?.[2]?.[1];
-    if (typeof count === 'number' && count > 0) processes = count;
+    // One key pair, one round trip, atomic: renew, drop who ran out, count.
+    const count = await presence.renew(self, openCalls(), now(), PRESENCE_MS);
+    if (count > 0) processes = count;
   }
 
   const tick = (): void => {
@@ -65,8 +78,11 @@ export function createInFlightCap(deps: InFlightCapDeps): InFlightCap {
   };
 
   return {
-    tryTake() {
-      if (taken >= share()) return false;
+    tryTake(call) {
+      if (taken >= share()) {
+        metrics?.walletInFlightRefused.inc({ call });
+        return false;
+      }
       taken += 1;
       return true;
     },
@@ -74,6 +90,11 @@ export function createInFlightCap(deps: InFlightCapDeps): InFlightCap {
       taken -= 1;
     },
     share,
+    async deploymentCalls() {
+      let sum = openCalls();
+      for (const [id, calls] of await presence.calls(now())) if (id !== self) sum += calls;
+      return sum;
+    },
     start() {
       if (timer !== undefined) return;
       tick();
@@ -84,7 +105,7 @@ export function createInFlightCap(deps: InFlightCapDeps): InFlightCap {
       if (timer !== undefined) clearInterval(timer);
       timer = undefined;
       await refreshing;
-      await redis.zrem(key, self).catch((err: unknown) => deps.onError?.(err));
+      await presence.leave(self).catch((err: unknown) => deps.onError?.(err));
     },
   };
 }

@@ -233,7 +233,7 @@ export interface GuardedWalletDeps {
  * call logged and counted, and seen by the process's circuit breaker, which is started on it.
  * Close the breaker and the cap, then the client.
  */
-export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker; readonly cap: InFlightCap; inFlight(): number } {
+export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: WalletClient; readonly breaker: WalletBreaker; readonly cap: InFlightCap } {
   const { settings, logger, metrics } = deps;
   const breaker = createWalletBreaker({
     store: createBreakerStore(deps.redis, deps.keys, BREAKER_POLICY),
@@ -255,10 +255,18 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
       },
     });
   breaker.start(client);
-  const cap = createInFlightCap({ redis: deps.redis, key: deps.keys.inFlightPresence(), maxInFlight: deps.maxInFlight, now: deps.now, onError: (err) => logger.warn({ err }, 'max_in_flight presence not renewed') });
-  cap.start();
-  // Calls this process has open at the wallet (the operators' wallet list).
+  // Calls this process has open at the wallet: published with its presence for the operators' wallet list.
   let inFlight = 0;
+  const cap = createInFlightCap({
+    redis: deps.redis,
+    keys: { presence: deps.keys.inFlightPresence(), calls: deps.keys.inFlightCalls() },
+    maxInFlight: deps.maxInFlight,
+    openCalls: () => inFlight,
+    metrics,
+    now: deps.now,
+    onError: (err) => logger.warn({ err }, 'max_in_flight presence not renewed'),
+  });
+  cap.start();
   const counted = async (call: () => Promise<WalletOutcome>): Promise<WalletOutcome> => {
     inFlight += 1;
     try {
@@ -273,6 +281,6 @@ export function openGuardedWallet(deps: GuardedWalletDeps): { readonly wallet: W
     healthCheck: () => client.healthCheck(),
     close: () => client.close(),
   };
-  return { wallet, breaker, cap, inFlight: () => inFlight };
+  return { wallet, breaker, cap };
 }
 

@@ -186,7 +186,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
     }
 
     // This process's share of the wallet's max_in_flight is in use: as with the breaker open.
-    if (!cap.tryTake()) return notSent(record, errors.walletBusy(), lastBalance, pending, shard);
+    if (!cap.tryTake(p.kind === 'debit' ? 'debit' : 'inline')) return notSent(record, errors.walletBusy(), lastBalance, pending, shard);
     let outcome: WalletOutcome;
     try {
       outcome = await wallet.send(p.kind, walletBody, context);

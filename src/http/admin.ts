@@ -55,6 +55,8 @@ export interface AdminDeps {
 
 /** The transactions API's view of one wallet. */
 export interface WalletAdmin {
+  /** The wallet's id in the registry (every admin line about its records names it). */
+  readonly id: string;
   readonly transactions: TransactionStore;
   /** Moves a dead record back to pending and queues its retries (src/duties/redrive.ts), in the audit trail as `actor`'s. */
   redrive(transactionId: string, actor: Actor): Promise<RedriveResult>;
@@ -67,7 +69,7 @@ export interface WalletOverview {
   readonly id: string;
   readonly provider_id: string;
   readonly breaker: string;
-  /** Calls the answering gateway process has open at the wallet. */
+  /** Calls open at the wallet over every gateway and worker process (the others' as of their last second). */
   readonly in_flight: number;
   readonly pending: number;
   readonly dead: number;
@@ -277,7 +279,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       return;
     }
     const { offset, limit, state } = parsed.data;
-    audit(res, 'list', { state, offset, limit });
+    audit(res, 'list', { wallet: wallet.id, state, offset, limit });
     const { ids, total } = await transactions.listDead(offset, limit);
     const records = await Promise.all(ids.map((id) => transactions.get(id)));
     // A dead record stays until an operator acts, so a gap here is a record removed by hand.
@@ -291,7 +293,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const wallet = walletOf(req, res);
     if (wallet === undefined) return;
     const { transactions } = wallet;
-    audit(res, 'lookup', { transaction_id: id });
+    audit(res, 'lookup', { wallet: wallet.id, transaction_id: id });
     const record = await transactions.get(id);
     if (!record) {
       sendError(res, errors.transactionNotFound());
@@ -321,7 +323,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const { kind, from, to, limit } = parsed.data;
     const filterText = [kind && `kind ${kind}`, from && `from ${from.toISOString()}`, to && `to ${to.toISOString()}`, `limit ${limit}`].filter(Boolean).join(', ');
     const result = await wallet.redriveMany({ kind, from: from?.getTime(), to: to?.getTime(), limit }, apiActor(res, `bulk redrive (POST ${ADMIN_BASE_PATH}/transactions/redrive: ${filterText})`));
-    audit(res, 'redrive-bulk', { filter: { state: 'dead', kind, from, to, limit }, redriven: result.redriven, skipped: result.skipped });
+    audit(res, 'redrive-bulk', { wallet: wallet.id, filter: { state: 'dead', kind, from, to, limit }, redriven: result.redriven, skipped: result.skipped });
     sendJson(res, 202, { redriven: result.redriven, skipped: result.skipped.map((s) => ({ transaction_id: s.transactionId, reason: s.reason })) });
   });
 
@@ -332,7 +334,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     if (wallet === undefined) return;
     const { transactions } = wallet;
     const result = await wallet.redrive(id, apiActor(res, `POST ${ADMIN_BASE_PATH}/transactions/{id}/redrive`));
-    audit(res, 'redrive', { transaction_id: id, result: result.kind, ...(result.kind === 'not_found' ? {} : { target: result.transactionId }) });
+    audit(res, 'redrive', { wallet: wallet.id, transaction_id: id, result: result.kind, ...(result.kind === 'not_found' ? {} : { target: result.transactionId }) });
     if (result.kind === 'not_found') {
       sendError(res, errors.transactionNotFound());
       return;

@@ -9,7 +9,7 @@ import { engineApi, isEngineApiRequest } from './engine-api';
 import { errorHandler, notFound } from './errors';
 import { launchRouter } from './launch';
 import { requestIdOf, requestId } from './request-id';
-import { logWhenClosed, requestLog, type RequestLog } from './request-log';
+import { logWhenClosed, notedWallet, requestLog, type RequestLog } from './request-log';
 import { sendError, sendJson } from './respond';
 
 export interface AppDeps {
@@ -39,7 +39,7 @@ function routeLabel(req: Request): string {
 
 function logged(log: RequestLog) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    logWhenClosed(log, req, res, requestIdOf(res), () => routeLabel(req));
+    logWhenClosed(log, req, res, requestIdOf(res), () => routeLabel(req), () => notedWallet(res));
     next();
   };
 }

@@ -5,6 +5,7 @@ import { REGISTRY_ID } from '../config/registry';
 import type { RequestContext } from '../engine';
 import type { Routing, ScopedEngine } from '../engine/routing';
 import { errors } from '../engine/types';
+import { walletOfSessionId } from '../registry/wallet-layout';
 import { ATTR, SpanKind, SpanStatusCode, contextOf, inSpan, tracingOn } from '../lib/tracing';
 import type { Logger } from '../observability/logger';
 import { bearerOwner, unauthorized } from './auth';
@@ -115,6 +116,18 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
   // Decided once: with tracing off a request makes no span.
   const traced = tracingOn();
 
+  /**
+   * The wallet a request is about, for its line: a session's id names it; a transaction's is its
+   * `?wallet=`, else that of the session in the answer (none for an unknown or ambiguous id).
+   */
+  function walletOf(route: Route, raw: string, url: string | undefined, reply: Reply): string | undefined {
+    if (route.param === 'session_id') return walletOfSessionId(decode(raw) ?? '');
+    const given = walletParam(url);
+    if (typeof given === 'string') return given;
+    const sessionId = reply.body.session_id;
+    return typeof sessionId === 'string' ? walletOfSessionId(sessionId) : undefined;
+  }
+
   async function serve(engine: ScopedEngine, route: Route, raw: string, req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<Reply> {
     const param = decode(raw);
     const wallet = route.param === 'transaction_id' ? walletParam(req.url) : undefined;
@@ -129,19 +142,20 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
     const startedAt = performance.now();
     const requestId = assignRequestId(req, res);
     const path = pathOnly(req.url);
-    const answer = (reply: Reply, route: string): void => {
+    const answer = (reply: Reply, route: string, wallet?: string): void => {
       const answered = !req.socket.destroyed;
       if (answered) writeJson(res, reply.status, reply.body, requestId);
-      log({ requestId, method: req.method, path, route, status: reply.status, startedAt, answered });
+      log({ requestId, method: req.method, path, route, status: reply.status, startedAt, answered, wallet });
     };
     const caller = callerOf(req.headers.authorization);
+    const found = match(table, req.method, path);
     if (caller === undefined) {
       req.resume();
       res.setHeader('WWW-Authenticate', 'Bearer');
-      answer(errorReply(unauthorized()), 'unmatched');
+      const reply = errorReply(unauthorized());
+      answer(reply, 'unmatched', found && walletOf(found.route, found.raw, req.url, reply));
       return;
     }
-    const found = match(table, req.method, path);
     if (found === undefined) {
       req.resume();
       answer(errorReply(notFound()), 'unmatched');
@@ -151,7 +165,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
     const engine = scopes.get(caller)!;
     const failed = (err: unknown): Reply => errorReply(thrownToError(err, logger, requestId, path));
     if (!traced) {
-      void serve(engine, route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label));
+      void serve(engine, route, raw, req, res, { requestId }).catch(failed).then((reply) => answer(reply, route.label, walletOf(route, raw, req.url, reply)));
       return;
     }
     // The engine's trace goes on (its traceparent/tracestate), or a new one starts; every wallet
@@ -161,7 +175,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       { kind: SpanKind.SERVER, parent: contextOf(req.headers), attributes: { [ATTR.engineRequestId]: requestId, 'http.request.method': req.method ?? '', 'http.route': route.label } },
       async (span) => {
         const reply = await serve(engine, route, raw, req, res, { requestId }).catch(failed);
-        answer(reply, route.label);
+        answer(reply, route.label, walletOf(route, raw, req.url, reply));
         span.setAttribute('http.response.status_code', reply.status);
         if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${reply.status}` });
       },

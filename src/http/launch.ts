@@ -4,6 +4,7 @@ import type { Routing } from '../engine/routing';
 import { jsonNumber } from '../lib/json';
 import { launchErrorPage } from './launch-page';
 import { requestIdOf } from './request-id';
+import { noteWallet } from './request-log';
 import { sendError, sendJson } from './respond';
 
 /**
@@ -25,6 +26,7 @@ export function launchRouter(routing: Routing): Router {
   const launch = async (walletId: string, req: Request, res: Response): Promise<void> => {
     const mode = launchMode(req);
     const result = await routing.launch(walletId, req.query, { requestId: requestIdOf(res) });
+    if (result.kind === 'launched' || result.error.code !== 'WALLET_NOT_FOUND') noteWallet(res, walletId);
     res.setHeader('Cache-Control', 'no-store');
     if (result.kind === 'launched') {
       if (mode.json) {

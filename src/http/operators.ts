@@ -24,9 +24,15 @@ import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admi
 import type { ConsoleDeps } from './console';
 
 /**
- * The operators' probes: GET /readyz (Redis and the wallet: which one is down, never why) and
+ * The operators' probes: GET /readyz (Redis and the wallets: which one is down, never why) and
  * GET /metrics (Prometheus text).
  * GET /healthz belongs to the app itself: it must answer while anything behind it is down.
+ *
+ * Readiness and many wallets (contract 11): the instance is ready while Redis answers and at least
+ * one wallet of the registry is up. A wallet that is down is down for every instance alike, so
+ * taking instances out of the load balancer brings it no closer and would stop every other
+ * casino's play with it; its state is named in the body (`wallets`) instead. With one wallet (every
+ * single-wallet deployment) that wallet down is 503, as section 6 asks.
  */
 
 export interface CheckResult {
@@ -44,26 +50,38 @@ export interface PrimaryNode {
 
 export interface Readiness {
   readonly ready: boolean;
-  /** Names of the checks that failed: 'redis', 'wallet'. */
+  /** Names of the checks that failed: 'redis', 'wallet' (no wallet up). */
   readonly failed: readonly ('redis' | 'wallet')[];
+  /** `wallet`: up while any wallet is; else the wallets' common state, or down. */
   readonly checks: { readonly redis: CheckResult; readonly wallet: CheckResult };
+  /** Each wallet's check, by id in the registry's order. */
+  readonly wallets: ReadonlyMap<string, CheckResult>;
   /** When the checks ran (ms since the epoch); cached answers carry the original time. */
   readonly checkedAt: number;
   /** With Sentinel: the primary the store is connected to (host:port), when Redis answered. */
   readonly redisPrimary?: string;
 }
 
+/** One wallet as readiness checks it. */
+export interface ReadinessWallet {
+  readonly id: string;
+  readonly wallet: Pick<WalletClient, 'healthCheck'>;
+  /** The wallet circuit breaker's state: while not closed the wallet counts as down, named by the state. */
+  readonly breaker?: () => BreakerState;
+}
+
 export interface ReadinessOptions {
   redis: Pick<RedisClient, 'ping'>;
-  wallet: Pick<WalletClient, 'healthCheck'>;
-  /** The wallet circuit breaker's state: while not closed the wallet counts as down, named by the state. */
-  breaker?: () => BreakerState;
+  /** Every wallet of the registry (at least one). */
+  wallets: readonly ReadinessWallet[];
   /** With Sentinel: which node the store is on; Redis is ready only while that node is the primary. */
   primary?: () => Promise<PrimaryNode>;
-  /** An answer is reused this long, so a crowd of probes cannot hammer the wallet. Default 1500. */
+  /** An answer is reused this long, so a crowd of probes cannot hammer the wallets. Default 1500. */
   cacheMs?: number;
   /** Redis must answer PING within this. Default 1000. */
   redisTimeoutMs?: number;
+  /** A wallet's health check must answer within this (one hanging wallet never holds the probe longer). Default 2000. */
+  walletTimeoutMs?: number;
   clock?: () => number;
 }
 
@@ -80,14 +98,25 @@ async function pingRedis(redis: Pick<RedisClient, 'ping'>, timeoutMs: number): P
   }
 }
 
-async function checkWallet(wallet: Pick<WalletClient, 'healthCheck'>): Promise<CheckResult> {
+async function checkWallet(w: ReadinessWallet, timeoutMs: number): Promise<CheckResult> {
+  const breaker = w.breaker?.() ?? 'closed';
+  if (breaker !== 'closed') return { ok: false, detail: `circuit breaker ${breaker}`, label: breaker };
   try {
-    // The client's own per-call deadline (WALLET_TIMEOUT_MS) bounds this.
-    const { healthy, detail } = await wallet.healthCheck();
+    const { healthy, detail } = await withDeadline(w.wallet.healthCheck(), timeoutMs, 'health check');
     return { ok: healthy, detail };
   } catch (err) {
     return { ok: false, detail: (err as Error).message };
   }
+}
+
+/** The wallets as one check: up while any is up; else their common state (one wallet: its own), or down. */
+function walletsCheck(checks: readonly CheckResult[]): CheckResult {
+  const up = checks.filter((c) => c.ok).length;
+  if (up > 0) return { ok: true, detail: `${up} of ${checks.length} wallets up` };
+  const labels = new Set(checks.map((c) => c.label));
+  const [label] = labels;
+  const detail = checks.length === 1 ? checks[0]!.detail : `none of ${checks.length} wallets up`;
+  return labels.size === 1 && label !== undefined ? { ok: false, detail, label } : { ok: false, detail };
 }
 
 async function askPrimary(primary: (() => Promise<PrimaryNode>) | undefined, timeoutMs: number): Promise<PrimaryNode | undefined> {
@@ -103,22 +132,24 @@ async function askPrimary(primary: (() => Promise<PrimaryNode>) | undefined, tim
 export function createReadinessProbe(options: ReadinessOptions): ReadinessProbe {
   const cacheMs = options.cacheMs ?? 1500;
   const redisTimeoutMs = options.redisTimeoutMs ?? 1000;
+  const walletTimeoutMs = options.walletTimeoutMs ?? 2000;
   const clock = options.clock ?? Date.now;
   let cached: { value: Readiness; until: number } | undefined;
   // Probes arriving while a check runs share it rather than start their own.
   let running: Promise<Readiness> | undefined;
 
   async function run(): Promise<Readiness> {
-    const breaker = options.breaker?.() ?? 'closed';
-    const [pinged, wallet, primary] = await Promise.all([
+    const [pinged, walletChecks, primary] = await Promise.all([
       pingRedis(options.redis, redisTimeoutMs),
-      breaker === 'closed' ? checkWallet(options.wallet) : Promise.resolve({ ok: false, detail: `circuit breaker ${breaker}`, label: breaker }),
+      Promise.all(options.wallets.map((w) => checkWallet(w, walletTimeoutMs))),
       askPrimary(options.primary, redisTimeoutMs),
     ]);
     const redis = pinged.ok && primary !== undefined && !primary.isPrimary ? { ok: false, detail: `${primary.address} is not the primary` } : pinged;
+    const wallet = walletsCheck(walletChecks);
     const failed = [...(redis.ok ? [] : ['redis' as const]), ...(wallet.ok ? [] : ['wallet' as const])];
     const redisPrimary = redis.ok && primary !== undefined ? { redisPrimary: primary.address } : {};
-    return { ready: failed.length === 0, failed, checks: { redis, wallet }, checkedAt: clock(), ...redisPrimary };
+    const wallets = new Map(options.wallets.map((w, i) => [w.id, walletChecks[i]!]));
+    return { ready: failed.length === 0, failed, checks: { redis, wallet }, wallets, checkedAt: clock(), ...redisPrimary };
   }
 
   return {
@@ -151,10 +182,16 @@ export interface OperatorRoutesDeps {
 export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
   const router = Router();
 
+  // The wallets down at the last answer: ready with some down is logged when that set changes, not at every probe.
+  let downBefore = '';
   router.get('/readyz', async (_req: Request, res: Response) => {
     const result = await deps.readiness.check();
+    const down = [...result.wallets].filter(([, check]) => !check.ok);
+    const downNow = down.map(([id]) => id).join(',');
     // The details (addresses, error text) go to the log only: /readyz answers anyone.
-    if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
+    if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks, wallets: Object.fromEntries(down) }, 'not ready');
+    else if (down.length > 0 && downNow !== downBefore) deps.logger?.warn({ wallets: Object.fromEntries(down) }, 'ready, with wallets down');
+    downBefore = downNow;
     const state = (check: CheckResult): string => (check.ok ? 'up' : (check.label ?? 'down'));
     res
       .status(result.ready ? 200 : 503)
@@ -163,6 +200,8 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
         status: result.ready ? 'ready' : 'unready',
         failed: result.failed,
         checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
+        // Each wallet of the registry: `up`, `down`, or its breaker's state (`open`, `half_open`).
+        wallets: Object.fromEntries([...result.wallets].map(([id, check]) => [id, state(check)])),
         // Sentinel: which node serves as the primary now (operators follow failovers by it).
         ...(result.redisPrimary === undefined ? {} : { redis_primary: result.redisPrimary }),
         checked_at: new Date(result.checkedAt).toISOString(),
@@ -195,14 +234,9 @@ export interface OperatorWiring {
   metrics: Metrics;
   /** The store's connection (PING for /readyz). */
   redis: RedisClient;
-  wallet: WalletClient;
-  breaker: Pick<WalletBreaker, 'state'>;
-  transactions: TransactionStore;
-  sessions: SessionStore;
-  queues: Queues;
-  /** Every wallet of the registry, in its order: GET /admin/api/wallets, the console and the transactions API. */
+  /** Every wallet of the registry, in its order: /readyz, the queue series, GET /admin/api/wallets, the console and the transactions API. */
   wallets: readonly OperatorWallet[];
-  /** The id of the home wallet (the one `transactions`, `queues` … above are of). */
+  /** The id of the home wallet (the admin transactions API without `?wallet=`; its queues hold the upkeep). */
   homeWallet: string;
 }
 
@@ -214,7 +248,8 @@ export interface OperatorWallet {
   readonly sessions: SessionStore;
   readonly queues: Queues;
   readonly wallet: WalletClient;
-  inFlight(): number;
+  /** Calls open at the wallet over every process of the deployment. */
+  inFlight(): Promise<number>;
 }
 
 /** A wallet's actions: its own client, stores and queues, audited in its own trail. */
@@ -234,6 +269,7 @@ function walletActions(w: OperatorWallet, redis: RedisClient): ActionDeps {
 /** A wallet's redrives, audited in its own audit trail, as the console's are. */
 function walletAdmin(w: OperatorWallet, actions: ActionDeps): WalletAdmin {
   return {
+    id: w.entry.id,
     transactions: w.transactions,
     redrive: (id, actor) => auditedRedrive(actions, id, actor),
     redriveMany: (filter, actor) => redriveMany({ store: w.transactions, queues: w.queues }, filter, (id) => auditedRedrive(actions, id, actor)),
@@ -247,7 +283,7 @@ function walletOverview(wallets: readonly OperatorWallet[]): () => Promise<Walle
         id: w.entry.id,
         provider_id: w.entry.providerId,
         breaker: w.breaker.state(),
-        in_flight: w.inFlight(),
+        in_flight: await w.inFlight(),
         pending: await w.transactions.countPending(),
         dead: (await w.transactions.listDead(0, 1)).total,
       })),
@@ -289,12 +325,15 @@ function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>
 
 /** Everything operators reach over HTTP, ready for createApp's extraRouters. */
 export function operatorRouters(w: OperatorWiring): Router[] {
-  const { config, logger, metrics, transactions, queues } = w;
-  const allQueues = queues.all;
+  const { config, logger, metrics } = w;
   const queueMetrics = createQueueMetrics({
     metrics,
-    queues: allQueues,
-    deadCount: async () => (await transactions.listDead(0, 1)).total,
+    wallets: w.wallets.map((wallet) => ({
+      wallet: wallet.entry.id,
+      // The workers run the upkeep (sweeper, dead-check) of every wallet from the home wallet's queue.
+      queues: wallet.entry.id === w.homeWallet ? wallet.queues.all : wallet.queues.all.filter((q) => q !== wallet.queues.upkeep),
+      deadCount: async () => (await wallet.transactions.listDead(0, 1)).total,
+    })),
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
@@ -307,8 +346,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     createOperatorRouter({
       readiness: createReadinessProbe({
         redis: w.redis,
-        wallet: w.wallet,
-        breaker: () => w.breaker.state(),
+        wallets: w.wallets.map((wallet) => ({ id: wallet.entry.id, wallet: wallet.wallet, breaker: () => wallet.breaker.state() })),
         primary: config.REDIS_SENTINELS !== undefined && w.redis instanceof Redis ? () => primaryOf(w.redis as Redis) : undefined,
       }),
       metrics,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Response } from 'express';
 import { performance } from 'node:perf_hooks';
 import { unredactedSibling, type Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -19,6 +20,8 @@ export interface RequestLine {
   readonly startedAt: number;
   /** False when the client was gone before its answer was written. */
   readonly answered: boolean;
+  /** The wallet the request is about (contract 11), when it names one: its session's, its transaction's, its launch's. */
+  readonly wallet?: string;
 }
 
 export type RequestLog = (line: RequestLine) => void;
@@ -38,6 +41,7 @@ export function requestLog(logger: Logger, metrics: Metrics | undefined): Reques
     log[!line.answered || line.status >= 500 ? 'error' : 'info'](
       {
         request_id: line.requestId,
+        wallet: line.wallet,
         req: { method: line.method, path: line.path },
         res: { status: line.status },
         responseTime: Math.round((performance.now() - line.startedAt) * 10) / 10,
@@ -48,11 +52,21 @@ export function requestLog(logger: Logger, metrics: Metrics | undefined): Reques
 }
 
 /** For Express routes: the line is written when the connection is done with the response. */
-export function logWhenClosed(log: RequestLog, req: IncomingMessage, res: ServerResponse, requestId: string, route: () => string): void {
+export function logWhenClosed(log: RequestLog, req: IncomingMessage, res: ServerResponse, requestId: string, route: () => string, wallet: () => string | undefined): void {
   const startedAt = performance.now();
   // Read now: a mounted router rewrites req.url while it runs.
   const path = pathOnly(req.url);
   res.once('close', () => {
-    log({ requestId, method: req.method, path, route: route(), status: res.statusCode, startedAt, answered: res.writableFinished });
+    log({ requestId, method: req.method, path, route: route(), status: res.statusCode, startedAt, answered: res.writableFinished, wallet: wallet() });
   });
+}
+
+/** An Express route notes the wallet its request is about, for the request's line. */
+export function noteWallet(res: Response, walletId: string): void {
+  res.locals.wallet = walletId;
+}
+
+/** The wallet an Express route noted (noteWallet), if any. */
+export function notedWallet(res: Response): string | undefined {
+  return res.locals.wallet as string | undefined;
 }

@@ -52,8 +52,8 @@ export interface WalletParts {
   readonly duties: QueueDuties;
   readonly wallet: WalletClient;
   readonly breaker: WalletBreaker;
-  /** Calls this process has open at the wallet. */
-  inFlight(): number;
+  /** Calls open at the wallet over every process of the deployment (each other one's as of its last second). */
+  inFlight(): Promise<number>;
 }
 
 /**
@@ -112,7 +112,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
     const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
     // The wallet's breaker state lives in its own shard 0.
-    const { wallet, breaker, cap, inFlight } = openGuardedWallet({
+    const { wallet, breaker, cap } = openGuardedWallet({
       settings: entry.client,
       walletId: entry.id,
       maxInFlight: entry.maxInFlight,
@@ -131,7 +131,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
     const durability = durabilityFor(config, [redis, bullRedis], layout);
     const engineConfig = { ...config, ...walletRules(entry) };
-    wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight });
+    wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight: () => cap.deploymentCalls() });
     engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker, cap }));
   }
   const home = wallets.get(homeId)!;
@@ -143,7 +143,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   };
   const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -48,6 +48,8 @@ export interface Keys {
   breakerHealthLease(): string;
   /** ZSET process id → until when it counts: the processes sharing the wallet's max_in_flight. */
   inFlightPresence(): string;
+  /** HASH process id → the calls it had open at the wallet at its last renewal of inFlightPresence. */
+  inFlightCalls(): string;
   /** LIST of one record's wallet attempts (capped; kept while it may still be sent, dropped with its body). */
   attemptLog(transactionId: string): string;
   /** ZSET transaction id → created at, trimmed to the retention: the reconciliation export's order. */
@@ -80,6 +82,7 @@ export function keysFor(prefix: string): Keys {
     breaker: () => `${prefix}:wallet-breaker`,
     breakerHealthLease: () => `${prefix}:wallet-breaker-health`,
     inFlightPresence: () => `${prefix}:wallet-in-flight-presence`,
+    inFlightCalls: () => `${prefix}:wallet-in-flight-calls`,
     attemptLog: (id) => `${prefix}:tx-attempts:${id}`,
     timeIndex: () => `${prefix}:tx-time`,
     playerRecent: (player, site) => `${prefix}:player-tx:${player}:${site}`,

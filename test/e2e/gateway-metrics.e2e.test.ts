@@ -81,7 +81,7 @@ describe('/metrics with GATEWAY_PROCESSES=2', () => {
       previous = Number.isNaN(scrapes) ? 0 : scrapes;
       // The Redis-read series appear once, not once per process.
       expect(scrape.text.split('# TYPE queue_jobs gauge').length - 1).toBe(1);
-      expect(scrape.text.match(/^queue_jobs\{queue="wallet-retry",state="waiting"\} \d+$/gm)).toHaveLength(1);
+      expect(scrape.text.match(/^queue_jobs\{queue="wallet-retry",state="waiting",wallet="default"\} \d+$/gm)).toHaveLength(1);
     }
   }, 90_000);
 });

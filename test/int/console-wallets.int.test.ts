@@ -1,18 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
-import { loadGatewayConfig } from '../../src/config/env';
 import { createClosers, startWith } from '../../src/lib/lifecycle';
-import { startGateway, type RunningGateway } from '../../src/main/gateway';
-import { createLogger } from '../../src/observability/logger';
-import { createMetrics } from '../../src/observability/metrics';
-import { startSimulator, type RunningSimulator } from '../../src/sim';
+import type { RunningGateway } from '../../src/main/gateway';
+import type { RunningSimulator } from '../../src/sim';
 import { Code } from '../../src/wallet/codes';
 import { body, newPlayerId, uniqueId } from '../support/gateway-harness';
 import { parseCsvLine } from '../support/csv';
 import { logSink } from '../support/log-sink';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
+import { startTwoWallets } from '../support/two-wallets';
 import { basicAuth } from '../support/wired-gateway';
 
 /**
@@ -43,42 +38,15 @@ const startedAt = Date.now();
 
 beforeAll(async () => {
   await startWith(closers, async () => {
-    simA = await startSimulator({ basicUser: A.user, basicPassword: A.password, signingSecret: A.secret });
-    closers.defer('simulator a', () => simA.close());
-    simB = await startSimulator({ basicUser: B.user, basicPassword: B.password, signingSecret: B.secret, signatureAlgo: 'sha512', signatureEncoding: 'base64' });
-    closers.defer('simulator b', () => simB.close());
     closers.defer('redis', () => deletePrefix(prefix));
-    const dir = mkdtempSync(join(tmpdir(), 'wgw-console-wallets-'));
-    closers.defer('registry', () => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'wallets.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        wallets: [
-          { id: 'casino-a', base_url: simA.url, basic_user: A.user, basic_password: { env: 'TEST_A_PASSWORD' }, signing_secret: A.secret, provider_id: A.provider, timeout_ms: 2000 },
-          { id: 'casino-b', base_url: simB.url, basic_user: B.user, basic_password: B.password, signing_secret: B.secret, signature_algo: 'sha512', signature_encoding: 'base64', provider_id: B.provider, timeout_ms: 2000 },
-        ],
-        engines: [{ id: 'studio-x', keys: [ENGINE_KEY], wallets: ['casino-a', 'casino-b'] }],
-      }),
-    );
-    const env = {
-      PORT: '0',
-      REDIS_URL: redisUrl(),
-      QUEUE_PREFIX: prefix,
-      WALLETS_FILE: file,
-      TEST_A_PASSWORD: A.password,
-      RETRY_DELAY_UNIT: 'ms',
-      LOG_LEVEL: 'debug',
-      ADMIN_USER: ADMIN.user,
-      ADMIN_PASSWORD: ADMIN.password,
-      BIG_WIN_AMOUNT: '3',
-    };
-    gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'debug', name: 'console-wallets', destination: logs.destination }), {
-      host: '127.0.0.1',
-      metrics: createMetrics({ defaultMetrics: false }),
-      drainTimeoutMs: 0,
-    });
-    closers.defer('gateway', () => gateway.close());
+    ({ simA, simB, gateway } = await startTwoWallets(closers, {
+      label: 'console-wallets',
+      a: { id: 'casino-a', ...A },
+      b: { id: 'casino-b', ...B },
+      registry: () => ({ engines: [{ id: 'studio-x', keys: [ENGINE_KEY], wallets: ['casino-a', 'casino-b'] }] }),
+      env: { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, ADMIN_USER: ADMIN.user, ADMIN_PASSWORD: ADMIN.password, BIG_WIN_AMOUNT: '3' },
+      logs: logs.destination,
+    }));
   });
 });
 

@@ -1,20 +1,19 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { loadGatewayConfig, loadWorkerConfig } from '../../src/config/env';
+import { loadWorkerConfig } from '../../src/config/env';
 import { createClosers, startWith } from '../../src/lib/lifecycle';
 import { retryDelayMs } from '../../src/duties/retry-policy';
 import { waitFor } from '../../src/lib/wait-for';
-import { startGateway, type RunningGateway } from '../../src/main/gateway';
+import type { RunningGateway } from '../../src/main/gateway';
 import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
-import { startSimulator, type RunningSimulator } from '../../src/sim';
+import type { RunningSimulator } from '../../src/sim';
 import { Code } from '../../src/wallet/codes';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { body, newPlayerId, uniqueId } from './gateway-harness';
 import { logSink } from './log-sink';
 import { testPrefix } from './prefix';
+import { startTwoWallets, TWO_WALLETS_TIMEOUT_MS } from './two-wallets';
 
 /** Where the suite's Redis is: the variables of the gateway and the worker, and how to leave nothing behind. */
 export interface RedisPlacement {
@@ -35,8 +34,6 @@ const A = { user: 'gw-a', password: 'pw-a-secret-0001', secret: 'sign-a-secret-0
 const B = { user: 'gw-b', password: 'pw-b-secret-0003', secret: 'sign-b-secret-0004', provider: '18446744073709551615' } as const;
 const KEYS = { x: 'studio-x-key-0005', y1: 'studio-y-key-0006', y2: 'studio-y-key-next-0007' } as const;
 const ADMIN_PASSWORD = 'ops-password-0008';
-/** Both wallets' `timeout_ms`: the deadline of one call. */
-const TIMEOUT_MS = 2000;
 /** casino-b's max_in_flight: the gateway's share alone, or one each for the gateway and a worker. */
 const B_MAX_IN_FLIGHT = 2;
 const SECRETS = [A.password, A.secret, B.password, B.secret, KEYS.x, KEYS.y1, KEYS.y2, ADMIN_PASSWORD];
@@ -55,61 +52,23 @@ export function walletsSuite(placement: RedisPlacement): void {
   beforeAll(async () => {
     prefix = testPrefix(placement.label);
     await startWith(closers, async () => {
-      simA = await startSimulator({ basicUser: A.user, basicPassword: A.password, signingSecret: A.secret });
-      closers.defer('simulator a', () => simA.close());
-      simB = await startSimulator({ basicUser: B.user, basicPassword: B.password, signingSecret: B.secret, signatureAlgo: 'sha512', signatureEncoding: 'base64' });
-      closers.defer('simulator b', () => simB.close());
       const redisEnv = await placement.start();
       closers.defer('redis', () => placement.stop(prefix));
-      const dir = mkdtempSync(join(tmpdir(), 'wgw-wallets-'));
-      const signingFile = join(dir, 'casino-b-signing');
-      writeFileSync(signingFile, `${B.secret}\n`);
-      const keyFile = join(dir, 'studio-y-next');
-      writeFileSync(keyFile, KEYS.y2);
-      const file = join(dir, 'wallets.json');
-      writeFileSync(
-        file,
-        JSON.stringify({
-          wallets: [
-            { id: 'default', base_url: simA.url, basic_user: A.user, basic_password: { env: 'TEST_A_PASSWORD' }, signing_secret: A.secret, provider_id: A.provider, timeout_ms: TIMEOUT_MS },
-            {
-              id: 'casino-b',
-              base_url: simB.url,
-              basic_user: B.user,
-              basic_password: B.password,
-              signing_secret: { file: signingFile },
-              signature_algo: 'sha512',
-              signature_encoding: 'base64',
-              provider_id: B.provider,
-              timeout_ms: TIMEOUT_MS,
-              max_in_flight: B_MAX_IN_FLIGHT,
-            },
-          ],
+      ({ simA, simB, gateway, env } = await startTwoWallets(closers, {
+        label: 'wallets-gateway',
+        a: { id: 'default', ...A },
+        b: { id: 'casino-b', ...B },
+        files: { 'casino-b-signing': `${B.secret}\n`, 'studio-y-next': KEYS.y2 },
+        registry: (dir) => ({
+          b: { signing_secret: { file: join(dir, 'casino-b-signing') }, max_in_flight: B_MAX_IN_FLIGHT },
           engines: [
             { id: 'studio-x', keys: [{ env: 'TEST_X_KEY' }], wallets: ['default', 'casino-b'] },
-            { id: 'studio-y', keys: [KEYS.y1, { file: keyFile }], wallets: ['casino-b'] },
+            { id: 'studio-y', keys: [KEYS.y1, { file: join(dir, 'studio-y-next') }], wallets: ['casino-b'] },
           ],
         }),
-      );
-      env = {
-        PORT: '0',
-        ...redisEnv,
-        QUEUE_PREFIX: prefix,
-        WALLETS_FILE: file,
-        TEST_A_PASSWORD: A.password,
-        TEST_X_KEY: KEYS.x,
-        RETRY_DELAY_UNIT: 'ms',
-        GATEWAY_PROCESSES: '1',
-        LOG_LEVEL: 'debug',
-        ADMIN_USER: 'ops',
-        ADMIN_PASSWORD: ADMIN_PASSWORD,
-      };
-      gateway = await startGateway(loadGatewayConfig(env), createLogger({ level: 'debug', name: 'wallets-gateway', destination: gatewayLogs.destination }), {
-        host: '127.0.0.1',
-        metrics: createMetrics({ defaultMetrics: false }),
-        drainTimeoutMs: 0,
-      });
-      closers.defer('gateway', () => gateway.close());
+        env: { ...redisEnv, QUEUE_PREFIX: prefix, TEST_X_KEY: KEYS.x, GATEWAY_PROCESSES: '1', ADMIN_USER: 'ops', ADMIN_PASSWORD },
+        logs: gatewayLogs.destination,
+      }));
     });
   });
 
@@ -354,6 +313,7 @@ export function walletsSuite(placement: RedisPlacement): void {
       // A held call is parsed only when it is answered: found by its body (all have answered by now).
       const debitsOf = (id: string) => simB.walletCalls().filter((c) => c.operation === 'debit' && c.rawBody.includes(`"${id}"`));
       expect(bets.map((id) => debitsOf(id).length)).toEqual(bets.map((_, i) => (i === refused ? 0 : 1)));
+      expect((await request(gateway.url).get('/metrics')).text).toMatch(/^wallet_in_flight_refused_total\{call="debit",wallet="casino-b"\} 1$/m);
       simB.faults.latency('debit', 0);
       const next = await call(KEYS.x, `/sessions/${encodeURIComponent(sessions[refused]!.sessionId)}/bet`, { round_id: 'r2', transaction_id: uniqueId('bet'), amount: '1.00' });
       expect(next.status).toBe(200);
@@ -390,6 +350,21 @@ export function walletsSuite(placement: RedisPlacement): void {
       const walletB = gateway.parts.wallets.get('casino-b')!;
       const record = await walletB.transactions.get(second.win, walletB.transactions.shardOf({ playerId, siteId: '7' }));
       expect(record).toMatchObject({ state: 'succeeded', attempts: 2, history: [Code.ClientError, Code.Success] });
+      expect(await worker.metrics.registry.metrics()).toMatch(/^wallet_in_flight_refused_total\{call="retry",wallet="casino-b"\} [1-9]/m);
+    });
+
+    it('GET /admin/api/wallets counts the calls open at a wallet over the deployment: a retry the worker holds open at casino-b shows on the gateway', async () => {
+      const { win } = await pendingWinAtB(1);
+      // Within casino-b's deadline; the gateway itself has no call open there meanwhile.
+      simB.faults.delayNext('credit', 1, TWO_WALLETS_TIMEOUT_MS - 100, { transactionId: win });
+      const inFlight = async () => {
+        const res = kept(await request(gateway.url).get('/admin/api/wallets').auth('ops', ADMIN_PASSWORD));
+        return Object.fromEntries((res.body as { wallets: { id: string; in_flight: number }[] }).wallets.map((w) => [w.id, w.in_flight]));
+      };
+      await waitFor('the worker\'s call at casino-b counted', async () => (await inFlight())['casino-b'] === 1, TWO_WALLETS_TIMEOUT_MS);
+      expect((await inFlight()).default).toBe(0);
+      await waitFor('the win credited at casino-b', async () => ((await lookup(KEYS.x, win)).body as { state?: string }).state === 'succeeded', 20_000);
+      await waitFor('no call open at casino-b', async () => (await inFlight())['casino-b'] === 0, 5_000);
     });
 
     it('a win casino-b did not take is retried at casino-b with its credentials, signature and provider id', async () => {
@@ -434,6 +409,12 @@ export function walletsSuite(placement: RedisPlacement): void {
       expect(kept(await admin(`/admin/transactions/${win}?wallet=casino-z`)).body).toMatchObject({ error: { code: 'WALLET_NOT_FOUND' } });
       const wallets = kept(await admin('/admin/api/wallets')).body as { wallets: { id: string; dead: number }[] };
       expect(wallets.wallets.find((w) => w.id === 'casino-b')!.dead).toBe(1);
+      // The series read from Redis at a scrape name the wallet too.
+      const scrape = (await request(gateway.url).get('/metrics')).text;
+      expect(scrape).toMatch(/^transactions_dead\{wallet="casino-b"\} 1$/m);
+      expect(scrape).toMatch(/^transactions_dead\{wallet="default"\} 0$/m);
+      expect(scrape).toMatch(/^queue_jobs\{queue="wallet-retry",state="failed",wallet="casino-b"\} [1-9]/m);
+      expect(scrape).toMatch(/^queue_jobs\{queue="wallet-retry",state="failed",wallet="default"\} 0$/m);
 
       const redriven = kept(await request(gateway.url).post(`/admin/transactions/${win}/redrive?wallet=casino-b`).auth('ops', ADMIN_PASSWORD));
       expect(redriven.status).toBe(202);
@@ -524,7 +505,7 @@ export function walletsSuite(placement: RedisPlacement): void {
       // it is answered: found by its body.
       const sendsOf = (id: string) => simA.walletCalls().filter((c) => c.operation === 'credit' && c.rawBody.includes(`"${id}"`));
       const workerSends = wins.flatMap((id) => sendsOf(id).slice(1));
-      expect(retries.filter((t) => workerSends.some((c) => c.at <= t && t < c.at + TIMEOUT_MS + 250)).length).toBeGreaterThan(0);
+      expect(retries.filter((t) => workerSends.some((c) => c.at <= t && t < c.at + TWO_WALLETS_TIMEOUT_MS + 250)).length).toBeGreaterThan(0);
       // The health check still passes, and too few first attempts failed to open default's breaker:
       // the isolation shown here is the lanes', not the breaker's.
       expect(await breakers()).toEqual({ default: 'closed', 'casino-b': 'closed' });
@@ -536,10 +517,35 @@ export function walletsSuite(placement: RedisPlacement): void {
       await healthyWalletKeepsSchedule();
 
       expect((await breakers())['casino-b']).toBe('closed');
+      // One casino's wallet down keeps the gateway in the load balancer, and /readyz names it.
+      const ready = await request(gateway.url).get('/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'ready', failed: [], checks: { redis: 'up', wallet: 'up' }, wallets: { default: 'open', 'casino-b': 'up' } });
       const refused = await call(KEYS.x, `/sessions/${sessionId}/bet`, { round_id: 'after', transaction_id: uniqueId('bet'), amount: '1.00' });
       expect(refused.status).toBe(503);
       expect(refused.body).toMatchObject({ error: { code: 'WALLET_UNAVAILABLE' } });
     }, 60_000);
+  });
+
+  describe('logs', () => {
+    it('every line about a session or transaction, in the gateway and the worker, names its wallet', () => {
+      const lines = [...gatewayLogs.logs, ...workerLogs.logs].map((line) => JSON.parse(line) as Record<string, unknown>);
+      const subjects = ['session_id', 'transaction_id', 'bet_transaction_id', 'compensation_id', 'token_ref'];
+      // A request line is about its session, the launch at a wallet of the registry, or a transaction
+      // found (an unknown, foreign or ambiguous id is no one wallet's).
+      const about = (line: Record<string, unknown>): boolean => {
+        const path = (line.req as { path?: string } | undefined)?.path ?? '';
+        const status = (line.res as { status?: number } | undefined)?.status ?? 0;
+        return (
+          subjects.some((field) => line[field] !== undefined && line[field] !== null) ||
+          /^\/(launch(\/default|\/casino-b)?$|engine\/v1\/sessions\/)/.test(path) ||
+          (path.startsWith('/engine/v1/transactions/') && status < 300)
+        );
+      };
+      const aboutSubjects = lines.filter(about);
+      expect(aboutSubjects.length).toBeGreaterThan(100);
+      expect(aboutSubjects.filter((line) => !['default', 'casino-b'].includes(line.wallet as string)).map((line) => ({ msg: line.msg, name: line.name, component: line.component, path: (line.req as { path?: string } | undefined)?.path }))).toEqual([]);
+    });
   });
 
   describe('secrets', () => {
