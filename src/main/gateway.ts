@@ -110,7 +110,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     // Every line about this wallet's sessions, transactions and calls names it.
     const walletLogger = logger.child({ wallet: entry.id });
     const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
-    const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+    const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, Date.now, config.DATABASE_URL !== undefined);
     // The wallet's breaker state lives in its own shard 0.
     const { wallet, breaker, cap, inFlight } = openGuardedWallet({
       settings: entry.client,
