@@ -21,6 +21,8 @@ import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
 import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
+import { ledgerLag, type LedgerLag } from '../ledger/status';
+import { createLedgerMetrics, LEDGER_SERIES } from '../observability/ledger-metrics';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -144,7 +146,20 @@ export interface OperatorRoutesDeps {
   queueMetrics?: QueueMetricsCollector;
   /** The text of a scrape; default this process's registry (a cluster worker asks the primary for the sum). */
   scrape?: () => Promise<string>;
+  /** The ledger's lag (contract 12); undefined: no ledger is kept. Never part of readiness. */
+  ledger?: () => Promise<LedgerLag>;
   logger?: Logger;
+}
+
+/** /readyz's `ledger`: off, or how far behind; a ledger that cannot be read is `unknown`, and the gateway stays ready. */
+async function ledgerState(read: (() => Promise<LedgerLag>) | undefined): Promise<Record<string, unknown>> {
+  if (read === undefined) return { state: 'off', note: 'no ledger: DATABASE_URL is unset' };
+  try {
+    const lag = await withDeadline(read(), 1000, 'ledger lag');
+    return { state: lag.outboxLength === 0 ? 'current' : 'behind', lag_seconds: Math.round(lag.lagSeconds * 10) / 10, outbox_length: lag.outboxLength };
+  } catch {
+    return { state: 'unknown' };
+  }
 }
 
 /** GET /readyz and GET /metrics; mount at the root, before any auth. */
@@ -152,7 +167,7 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
   const router = Router();
 
   router.get('/readyz', async (_req: Request, res: Response) => {
-    const result = await deps.readiness.check();
+    const [result, ledger] = await Promise.all([deps.readiness.check(), ledgerState(deps.ledger)]);
     // The details (addresses, error text) go to the log only: /readyz answers anyone.
     if (!result.ready) deps.logger?.warn({ failed: result.failed, checks: result.checks }, 'not ready');
     const state = (check: CheckResult): string => (check.ok ? 'up' : (check.label ?? 'down'));
@@ -165,6 +180,8 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
         checks: { redis: state(result.checks.redis), wallet: state(result.checks.wallet) },
         // Sentinel: which node serves as the primary now (operators follow failovers by it).
         ...(result.redisPrimary === undefined ? {} : { redis_primary: result.redisPrimary }),
+        // PostgreSQL down or slow never makes the gateway unready: the outbox holds the changes.
+        ledger,
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });
@@ -190,6 +207,7 @@ export interface OperatorWiring {
     | 'BIG_WIN_MULTIPLIER'
     | 'EXPORT_STATUS_PER_SECOND'
     | 'REDIS_SENTINELS'
+    | 'DATABASE_URL'
   >;
   logger: Logger;
   metrics: Metrics;
@@ -218,12 +236,12 @@ export interface OperatorWallet {
 }
 
 /** A wallet's actions: its own client, stores and queues, audited in its own trail. */
-function walletActions(w: OperatorWallet, redis: RedisClient): ActionDeps {
+function walletActions(w: OperatorWallet, redis: RedisClient, ledger: boolean): ActionDeps {
   return {
     store: w.transactions,
     sessions: w.sessions,
     queues: w.queues,
-    audit: createAuditTrail(redis, w.transactions.layout),
+    audit: createAuditTrail(redis, w.transactions.layout, ledger),
     wallet: w.wallet,
     providerId: w.entry.providerId,
     compensationLeaseMs: w.entry.client.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
@@ -298,7 +316,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
-  const actions = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletActions(wallet, w.redis)]));
+  const actions = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletActions(wallet, w.redis, config.DATABASE_URL !== undefined)]));
+  const outboxKeys = w.wallets.flatMap((wallet) => wallet.transactions.layout.all.map((shard) => wallet.transactions.layout.keys(shard).ledgerOutbox()));
+  const ledger = config.DATABASE_URL === undefined ? undefined : () => ledgerLag(w.redis, outboxKeys, Date.now());
+  const ledgerMetrics = ledger === undefined ? undefined : createLedgerMetrics(metrics, ledger);
   const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, actions.get(wallet.entry.id)!)]));
   const operatorConsole = consoleDeps(w, actions, adminLogger);
   const credentials =
@@ -312,9 +333,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
         primary: config.REDIS_SENTINELS !== undefined && w.redis instanceof Redis ? () => primaryOf(w.redis as Redis) : undefined,
       }),
       metrics,
-      queueMetrics,
+      queueMetrics: { collect: async () => void (await Promise.all([queueMetrics.collect(), ledgerMetrics?.collect()])) },
       // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.
-      scrape: cluster.isWorker ? clusterScrape(metrics.registry, SCRAPE_TIME_SERIES) : undefined,
+      scrape: cluster.isWorker ? clusterScrape(metrics.registry, [...SCRAPE_TIME_SERIES, ...LEDGER_SERIES]) : undefined,
+      ledger,
       logger,
     }),
     createAdminRouter({

@@ -142,6 +142,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     return found === undefined ? undefined : { engine: found, simulatorUrl: wallets.get(walletId!)!.entry.client.WALLET_BASE_URL };
   };
   const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
+  if (config.DATABASE_URL === undefined) logger.warn('no ledger: DATABASE_URL is unset, so history is kept in Redis only, for RECORD_RETENTION_SECONDS (/readyz says so too)');
   const operatorConfig = { ...config, ...walletRules(home.entry) };
   const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });

@@ -99,3 +99,25 @@ it('applies its migrations once however many processes start together', async ()
   const { rows } = await db.query('SELECT version FROM ledger_migrations ORDER BY version');
   expect(rows.map((r: { version: number }) => r.version)).toEqual([1]);
 });
+
+it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps the months after it', async () => {
+  const [sample] = (await db.query<{ outbox_id: string }>('SELECT outbox_id FROM ledger_changes LIMIT 1')).rows;
+  expect(sample).toBeDefined();
+  const DAY = 86_400_000;
+  const old = Date.now() - 430 * DAY;
+  const kept = Date.now() - 380 * DAY;
+  const row = (id: string, createdAt: number): ChangeRow => ({
+    wallet: 'default', transactionId: id, changeNo: 1, createdAt, changedAt: createdAt, kind: 'debit', state: 'succeeded', amount: '18446744073709551615.01',
+    currency: 'EUR', playerId: '18446744073709551615', siteId: '1', sessionId: 's', roundId: 'r', walletRoundId: 'r', referenceId: null, isCompensation: false,
+    attempts: 1, lastWalletCode: 1, walletRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
+  });
+  await writeBatch(db, [row('old-1', old), row('kept-1', kept)], [], 0, new Set());
+  const exact = await db.query<{ amount: string; player_id: string }>("SELECT amount::text, player_id::text FROM ledger_changes WHERE transaction_id = 'kept-1'");
+  expect(exact.rows).toEqual([{ amount: '18446744073709551615.01', player_id: '18446744073709551615' }]);
+
+  const dropped = await worker.ledger!.applyRetention();
+  expect(dropped.length).toBeGreaterThanOrEqual(3);
+  expect(dropped.every((name) => /_y\d{4}m\d{2}$/.test(name))).toBe(true);
+  const left = await db.query<{ transaction_id: string }>("SELECT transaction_id FROM ledger_changes WHERE transaction_id IN ('old-1', 'kept-1')");
+  expect(left.rows).toEqual([{ transaction_id: 'kept-1' }]);
+});
