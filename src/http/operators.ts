@@ -22,6 +22,7 @@ import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
 import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
 import { ledgerLag, type LedgerLag } from '../ledger/status';
+import type { LedgerDb } from '../ledger/db';
 import { createLedgerMetrics, LEDGER_SERIES } from '../observability/ledger-metrics';
 import type { ConsoleDeps } from './console';
 
@@ -222,6 +223,8 @@ export interface OperatorWiring {
   wallets: readonly OperatorWallet[];
   /** The id of the home wallet (the one `transactions`, `queues` … above are of). */
   homeWallet: string;
+  /** The ledger's reading connections (contract 12); undefined without DATABASE_URL. */
+  ledgerDb?: LedgerDb;
 }
 
 /** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
@@ -347,6 +350,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       logger: adminLogger,
       console: operatorConsole,
       wallets: walletOverview(w.wallets),
+      history: { db: w.ledgerDb, homeWallet: w.homeWallet, logger: adminLogger },
     }),
   ];
 }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { openLedgerDb } from '../ledger/db';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
@@ -144,7 +145,10 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
   if (config.DATABASE_URL === undefined) logger.warn('no ledger: DATABASE_URL is unset, so history is kept in Redis only, for RECORD_RETENTION_SECONDS (/readyz says so too)');
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
+  // The history API's reads; the money path never touches PostgreSQL.
+  const ledgerDb = config.DATABASE_URL === undefined ? undefined : openLedgerDb(config.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 });
+  if (ledgerDb !== undefined) closers.defer('ledger database', () => ledgerDb.end());
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallet: home.wallet, breaker: home.breaker, transactions: home.transactions, sessions: home.sessions, queues: home.duties.queues, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId, ledgerDb }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
