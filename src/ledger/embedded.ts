@@ -1,6 +1,11 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { tsEntry } from '../lib/child';
 
 /**
  * An embedded PostgreSQL for `npm run dev` and the tests when DATABASE_URL is unset: PGlite
@@ -31,6 +36,24 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
     async close() {
       await server.stop();
       await db.close();
+    },
+  };
+}
+
+/**
+ * The embedded PostgreSQL in a child process (src/main/embedded-postgres.ts, run with tsx): what
+ * `npm run dev` and the tests use. `dataDir` is kept; close() stops the process.
+ */
+export async function spawnEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  const child = spawn(process.execPath, [...tsEntry(join(__dirname, '..', 'main', 'embedded-postgres.ts')), dataDir], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const exited = once(child, 'exit');
+  const [url] = (await Promise.race([once(createInterface({ input: child.stdout! }), 'line'), exited.then(() => [undefined])])) as [string | undefined];
+  if (url === undefined) throw new Error('the embedded PostgreSQL (PGlite) did not start');
+  return {
+    url,
+    async close() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
     },
   };
 }

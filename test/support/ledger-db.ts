@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { Client } from 'pg';
-import { tsEntry } from '../../src/lib/child';
+import { spawnEmbeddedPostgres } from '../../src/ledger/embedded';
 
 /**
  * A PostgreSQL database of the test's own: a fresh database on the server at DATABASE_URL when it
  * is set (dropped after), else an embedded PGlite in a temporary directory (removed after), in a
- * child process (embedded-postgres-main.ts).
+ * child process of its own.
  */
 export interface TestLedgerDb {
   readonly url: string;
@@ -44,16 +41,12 @@ export async function testLedgerDb(): Promise<TestLedgerDb> {
     };
   }
   const dir = mkdtempSync(join(tmpdir(), 'wgw-ledger-'));
-  const child = spawn(process.execPath, [...tsEntry(join(__dirname, 'embedded-postgres-main.ts')), join(dir, 'pgdata')], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const exited = once(child, 'exit');
-  const [url] = (await Promise.race([once(createInterface({ input: child.stdout! }), 'line'), exited.then(() => [undefined])])) as [string | undefined];
-  if (url === undefined) throw new Error('the embedded PostgreSQL did not start');
+  const embedded = await spawnEmbeddedPostgres(join(dir, 'pgdata'));
   return {
-    url,
+    url: embedded.url,
     kind: 'embedded',
     async close() {
-      child.kill('SIGTERM');
-      await exited;
+      await embedded.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
