@@ -71,6 +71,7 @@ export function ledgerView(t: LedgerTransaction): Record<string, unknown> {
     site_id: jsonNumber(t.siteId),
     reference_transaction_id: t.referenceId,
     is_compensation: t.isCompensation,
+    compensation_id: t.compensationId,
     attempts: t.attempts,
     last_wallet_code: t.lastWalletCode,
     wallet_request_id: t.walletRequestId,

@@ -23,6 +23,7 @@ export interface LedgerTransaction {
   readonly walletRoundId: string;
   readonly referenceId: string | null;
   readonly isCompensation: boolean;
+  readonly compensationId: string | null;
   readonly attempts: number;
   readonly lastWalletCode: number | null;
   readonly walletRequestId: string | null;
@@ -72,7 +73,7 @@ export function decodeCursor(text: string): HistoryCursor | undefined {
 
 const SELECT = `SELECT wallet, transaction_id, change_no, (extract(epoch FROM created_at) * 1000)::bigint::text AS created_ms,
   (extract(epoch FROM changed_at) * 1000)::bigint::text AS changed_ms, kind, state, amount::text, currency, player_id::text, site_id::text,
-  session_id, round_id, wallet_round_id, reference_id, is_compensation, attempts, last_wallet_code, wallet_request_id, balance::text,
+  session_id, round_id, wallet_round_id, reference_id, is_compensation, compensation_id, attempts, last_wallet_code, wallet_request_id, balance::text,
   error::text, resolution, note`;
 
 interface Row {
@@ -92,6 +93,7 @@ interface Row {
   wallet_round_id: string;
   reference_id: string | null;
   is_compensation: boolean;
+  compensation_id: string | null;
   attempts: number;
   last_wallet_code: number | null;
   wallet_request_id: string | null;
@@ -119,6 +121,7 @@ function fromRow(r: Row): LedgerTransaction {
     walletRoundId: r.wallet_round_id,
     referenceId: r.reference_id,
     isCompensation: r.is_compensation,
+    compensationId: r.compensation_id,
     attempts: r.attempts,
     lastWalletCode: r.last_wallet_code,
     walletRequestId: r.wallet_request_id,

@@ -23,6 +23,8 @@ export interface ChangeRow {
   readonly walletRoundId: string;
   readonly referenceId: string | null;
   readonly isCompensation: boolean;
+  /** A debit's compensation rollback, once one was scheduled. */
+  readonly compensationId: string | null;
   readonly attempts: number;
   readonly lastWalletCode: number | null;
   readonly walletRequestId: string | null;
@@ -96,6 +98,7 @@ export function rowOf(wallet: string, shard: number, id: string, flat: readonly 
       walletRoundId: h.wallet_round_id ?? '',
       referenceId: orNull(h.reference_id),
       isCompensation: h.is_compensation === '1',
+      compensationId: orNull(h.compensation_id),
       attempts: Number(h.attempts || 0),
       lastWalletCode: h.last_code ? Number(h.last_code) : null,
       walletRequestId: attempt === null ? null : decodeAttempt(attempt).walletRequestId,

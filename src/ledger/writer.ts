@@ -13,21 +13,21 @@ import type { AuditRow, ChangeRow } from './rows';
 
 const CHANGE_COLUMNS = [
   'wallet', 'transaction_id', 'change_no', 'created_at', 'changed_at', 'kind', 'state', 'amount', 'currency', 'player_id', 'site_id',
-  'session_id', 'round_id', 'wallet_round_id', 'reference_id', 'is_compensation', 'attempts', 'last_wallet_code', 'wallet_request_id',
+  'session_id', 'round_id', 'wallet_round_id', 'reference_id', 'is_compensation', 'compensation_id', 'attempts', 'last_wallet_code', 'wallet_request_id',
   'balance', 'error', 'resolution', 'note', 'outbox_id',
 ] as const;
 /** How each value is cast: ms → timestamptz, ids and amounts from text. */
 const CHANGE_CASTS: Record<(typeof CHANGE_COLUMNS)[number], string> = {
   wallet: 'text', transaction_id: 'text', change_no: 'integer', created_at: 'ms', changed_at: 'ms', kind: 'text', state: 'text',
   amount: 'numeric', currency: 'text', player_id: 'numeric(20,0)', site_id: 'numeric(20,0)', session_id: 'text', round_id: 'text',
-  wallet_round_id: 'text', reference_id: 'text', is_compensation: 'boolean', attempts: 'integer', last_wallet_code: 'integer',
+  wallet_round_id: 'text', reference_id: 'text', is_compensation: 'boolean', compensation_id: 'text', attempts: 'integer', last_wallet_code: 'integer',
   wallet_request_id: 'text', balance: 'numeric', error: 'jsonb', resolution: 'text', note: 'text', outbox_id: 'text',
 };
 
 function changeValues(r: ChangeRow): unknown[] {
   return [
     r.wallet, r.transactionId, r.changeNo, r.createdAt, r.changedAt, r.kind, r.state, r.amount, r.currency, r.playerId, r.siteId,
-    r.sessionId, r.roundId, r.walletRoundId, r.referenceId, r.isCompensation, r.attempts, r.lastWalletCode, r.walletRequestId,
+    r.sessionId, r.roundId, r.walletRoundId, r.referenceId, r.isCompensation, r.compensationId, r.attempts, r.lastWalletCode, r.walletRequestId,
     r.balance, r.error, r.resolution, r.note, r.outboxId,
   ];
 }

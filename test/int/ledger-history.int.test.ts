@@ -106,3 +106,20 @@ it('refuses bad input with 400 naming the field, and asks for credentials', asyn
   expect((await get('/admin/api/history/transactions?unknown=1')).status).toBe(400);
   expect((await fetch(`${h.url}/admin/api/history/transactions`)).status).toBe(401);
 });
+
+it('answers GET /engine/v1/transactions/{id} from the ledger once Redis has forgotten the record', async () => {
+  const win = made[3]!;
+  const engineGet = (id: string) => fetch(`${h.url}/engine/v1/transactions/${id}`, { headers: { authorization: 'Bearer worker-harness-engine-key' } });
+  const fromRedis = (await (await engineGet(win.id)).json()) as Record<string, unknown>;
+  // The record past its retention: gone from Redis, as its expiry would leave it.
+  expect(await h.redis.del(h.store.layout.keys(0).transaction(win.id))).toBe(1);
+  const res = await engineGet(win.id);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  const fromLedger = JSON.parse(text) as Record<string, unknown>;
+  const { request_id: _a, ...redisView } = fromRedis;
+  const { request_id: _b, ...ledgerView } = fromLedger;
+  expect(ledgerView).toEqual(redisView);
+  expect(text).toContain('"amount":12.34');
+  expect((await engineGet('never-made-1')).status).toBe(404);
+});

@@ -108,7 +108,7 @@ it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps t
   const kept = Date.now() - 380 * DAY;
   const row = (id: string, createdAt: number): ChangeRow => ({
     wallet: 'default', transactionId: id, changeNo: 1, createdAt, changedAt: createdAt, kind: 'debit', state: 'succeeded', amount: '18446744073709551615.01',
-    currency: 'EUR', playerId: '18446744073709551615', siteId: '1', sessionId: 's', roundId: 'r', walletRoundId: 'r', referenceId: null, isCompensation: false,
+    currency: 'EUR', playerId: '18446744073709551615', siteId: '1', sessionId: 's', roundId: 'r', walletRoundId: 'r', referenceId: null, isCompensation: false, compensationId: null,
     attempts: 1, lastWalletCode: 1, walletRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
   });
   await writeBatch(db, [row('old-1', old), row('kept-1', kept)], [], 0, new Set());

@@ -24,6 +24,7 @@ CREATE TABLE ledger_changes (
   wallet_round_id    text           NOT NULL,
   reference_id       text,
   is_compensation    boolean        NOT NULL,
+  compensation_id    text,
   attempts           integer        NOT NULL,
   last_wallet_code   integer,
   wallet_request_id  text,

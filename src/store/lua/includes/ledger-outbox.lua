@@ -7,7 +7,7 @@
   written.
 ]]
 local LEDGER_FIELDS = {'kind', 'state', 'amount', 'currency', 'player_id', 'site_id', 'session_id', 'round_id',
-  'wallet_round_id', 'reference_id', 'is_compensation', 'attempts', 'last_code', 'balance', 'error', 'resolution',
+  'wallet_round_id', 'reference_id', 'is_compensation', 'compensation_id', 'attempts', 'last_code', 'balance', 'error', 'resolution',
   'note', 'created_at', 'updated_at'}
 
 local function toOutbox(outboxKey, recordKey, attempt)
