@@ -7,7 +7,7 @@ import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import { u64 } from '../lib/schemas';
 import type { LedgerDb } from '../ledger/db';
-import { decodeCursor, encodeCursor, listTransactions, roundHistory, transactionHistory, type LedgerTransaction } from '../ledger/history';
+import { decodeCursor, encodeCursor, lateRepeats, listTransactions, roundHistory, transactionHistory, type LedgerTransaction } from '../ledger/history';
 import type { Logger } from '../observability/logger';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
@@ -46,6 +46,7 @@ const listQuery = z.strictObject({
 });
 
 const oneQuery = z.strictObject({ wallet: walletId.optional() });
+const repeatsQuery = z.strictObject({ wallet: walletId.optional(), limit: z.coerce.number().int().min(1).max(HISTORY_MAX_LIMIT).default(100) });
 
 const numberOrNull = (text: string | null) => (text === null ? null : jsonNumber(text));
 
@@ -150,6 +151,26 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
       const transactions = await roundHistory(db, wallet, roundId.data);
       if (transactions.length === 0) return sendError(res, codedError('NOT_FOUND', { message: 'the ledger holds no transaction of this round' }));
       sendJson(res, 200, { wallet, round_id: roundId.data, transactions: transactions.map(ledgerView), source: 'ledger' });
+    });
+  });
+
+  router.get(`${HISTORY_PATH}/late-repeats`, async (req: Request, res: Response) => {
+    const query = repeatsQuery.safeParse(req.query);
+    if (!query.success) return sendError(res, errors.validation(fieldIssues(query.error)));
+    const db = ledgerOf(res);
+    if (db === undefined) return;
+    await read(res, async () => {
+      const found = await lateRepeats(db, query.data.wallet, query.data.limit);
+      sendJson(res, 200, {
+        late_repeats: found.map((r) => ({
+          wallet: r.wallet,
+          transaction_id: r.transactionId,
+          created_at: new Date(r.createdAt).toISOString(),
+          earlier_created_at: new Date(r.earlierCreatedAt).toISOString(),
+          flagged_at: new Date(r.flaggedAt).toISOString(),
+        })),
+        source: 'ledger',
+      });
     });
   });
 

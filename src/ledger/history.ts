@@ -189,6 +189,25 @@ export async function transactionHistory(db: LedgerDb, wallet: string, transacti
   return [...records.values()].map((changes) => ({ transaction: changes.at(-1)!, changes }));
 }
 
+export interface LateRepeat {
+  readonly wallet: string;
+  readonly transactionId: string;
+  readonly createdAt: number;
+  readonly earlierCreatedAt: number;
+  readonly flaggedAt: number;
+}
+
+/** Transaction ids the engine used again after Redis had forgotten them, newest first. */
+export async function lateRepeats(db: LedgerDb, wallet: string | undefined, limit: number): Promise<LateRepeat[]> {
+  const { rows } = await db.query<{ wallet: string; transaction_id: string; c: string; e: string; f: string }>(
+    `SELECT wallet, transaction_id, (extract(epoch FROM created_at) * 1000)::bigint::text AS c,
+            (extract(epoch FROM earlier_created_at) * 1000)::bigint::text AS e, (extract(epoch FROM flagged_at) * 1000)::bigint::text AS f
+       FROM ledger_late_repeats WHERE $1::text IS NULL OR wallet = $1 ORDER BY created_at DESC LIMIT $2`,
+    [wallet ?? null, limit],
+  );
+  return rows.map((r) => ({ wallet: r.wallet, transactionId: r.transaction_id, createdAt: Number(r.c), earlierCreatedAt: Number(r.e), flaggedAt: Number(r.f) }));
+}
+
 /** A round's transactions in the order they were made. */
 export async function roundHistory(db: LedgerDb, wallet: string, roundId: string): Promise<LedgerTransaction[]> {
   const { rows } = await db.query<Row>(`${SELECT} FROM ledger_transactions WHERE wallet = $1 AND round_id = $2 ORDER BY created_at ASC, transaction_id ASC`, [wallet, roundId]);

@@ -4,7 +4,7 @@ import type { LedgerDb } from './db';
  * Monthly partitions (UTC months) of the ledger's tables: made before rows of a month are written,
  * dropped whole once the month ended more than LEDGER_RETENTION_DAYS ago (never row by row).
  */
-export const PARTITIONED_TABLES = ['ledger_changes', 'ledger_transactions', 'ledger_audit'] as const;
+export const PARTITIONED_TABLES = ['ledger_changes', 'ledger_transactions', 'ledger_late_repeats', 'ledger_audit'] as const;
 
 const SUFFIX = /_y(\d{4})m(\d{2})$/;
 const DAY_MS = 86_400_000;

@@ -99,6 +99,19 @@ export async function writeBatch(db: LedgerDb, changes: readonly ChangeRow[], au
       const insert = insertSql('ledger_changes', CHANGE_COLUMNS, CHANGE_CAST_LIST, part.map(changeValues));
       written += (await client.query(`${insert.text} ON CONFLICT DO NOTHING`, insert.values)).rowCount ?? 0;
     }
+    // A record's first change while the wallet's ledger holds an older record of the same id: a late repeat.
+    const firsts = keptChanges.filter((r) => r.changeNo === 1);
+    if (firsts.length > 0) {
+      await client.query(
+        `INSERT INTO ledger_late_repeats (wallet, transaction_id, created_at, earlier_created_at)
+           SELECT n.wallet, n.transaction_id, to_timestamp(n.created_ms / 1000), max(o.created_at)
+             FROM unnest($1::text[], $2::text[], $3::numeric[]) AS n(wallet, transaction_id, created_ms)
+             JOIN ledger_changes o ON o.wallet = n.wallet AND o.transaction_id = n.transaction_id AND o.created_at < to_timestamp(n.created_ms / 1000)
+            GROUP BY n.wallet, n.transaction_id, n.created_ms
+         ON CONFLICT DO NOTHING`,
+        [firsts.map((r) => r.wallet), firsts.map((r) => r.transactionId), firsts.map((r) => String(r.createdAt))],
+      );
+    }
     for (const part of chunks(newestOf(keptChanges))) {
       const upsert = insertSql('ledger_transactions', CHANGE_COLUMNS, CHANGE_CAST_LIST, part.map(changeValues));
       await client.query(

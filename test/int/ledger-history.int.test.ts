@@ -123,3 +123,27 @@ it('answers GET /engine/v1/transactions/{id} from the ledger once Redis has forg
   expect(text).toContain('"amount":12.34');
   expect((await engineGet('never-made-1')).status).toBe(404);
 });
+
+it('flags a transaction id the engine repeats after Redis forgot it, and lists it for an operator', async () => {
+  const bet = made[4]!;
+  expect(bet.kind).toBe('debit');
+  expect(await h.redis.del(h.store.layout.keys(0).transaction(bet.id))).toBe(1);
+  const res = await fetch(`${h.url}/engine/v1/sessions/${bet.player.session.sessionId}/bet`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json' },
+    body: JSON.stringify({ round_id: `late-${bet.round}`.slice(0, 36), transaction_id: bet.id, amount: 0.5 }),
+  });
+  expect(res.status).toBeLessThan(500);
+  const listed = await waitFor('the late repeat listed', async () => {
+    const { body } = await get('/admin/api/history/late-repeats');
+    const found = (body.late_repeats as { transaction_id: string }[]).filter((r) => r.transaction_id === bet.id);
+    return found.length > 0 ? found : undefined;
+  }, 15_000);
+  expect(listed).toHaveLength(1);
+  const { body, text } = await get(`/admin/api/history/transactions/${bet.id}`);
+  expect(body).toMatchObject({ transaction_id: bet.id, round_id: `late-${bet.round}`.slice(0, 36) });
+  expect(body.earlier_records as unknown[]).toHaveLength(1);
+  // The first record (the bet of 3.30) kept as it was.
+  expect(text).toContain('"earlier_records":[{"wallet":"default","transaction_id"');
+  expect(text).toMatch(/"earlier_records":\[\{[^\]]*"amount":3\.30,/);
+});

@@ -47,6 +47,18 @@ CREATE INDEX ledger_transactions_player ON ledger_transactions (player_id, site_
 CREATE INDEX ledger_transactions_round ON ledger_transactions (wallet, round_id);
 CREATE INDEX ledger_transactions_id ON ledger_transactions (transaction_id);
 
+-- A transaction id the engine used again after Redis had forgotten its first record (a late
+-- repeat): the gateway could not answer it from the first record, so it made a second. Listed for
+-- an operator (GET /admin/api/history/late-repeats).
+CREATE TABLE ledger_late_repeats (
+  wallet              text           NOT NULL,
+  transaction_id      text           NOT NULL,
+  created_at          timestamptz(3) NOT NULL,
+  earlier_created_at  timestamptz(3) NOT NULL,
+  flagged_at          timestamptz(3) NOT NULL DEFAULT now(),
+  PRIMARY KEY (wallet, transaction_id, created_at)
+) PARTITION BY RANGE (created_at);
+
 -- The console's audit trail: one row per operator action.
 CREATE TABLE ledger_audit (
   wallet          text           NOT NULL,

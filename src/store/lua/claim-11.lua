@@ -56,11 +56,14 @@ local FIRST_FIELD = 15
 --- @include "includes/ledger-outbox"
 
 local existing = redis.call('HGET', txKey, 'body_hash')
+-- A record claimed afresh over a reclaimable one goes on numbering its ledger changes (it is no late repeat).
+local priorChanges = nil
 if existing then
   if existing ~= bodyHash then return {'conflict'} end
   -- A bet refused unsent because its claim was not durable ("safe to repeat"): claimed afresh. It
   -- gave its round back and left every index when it was refused.
   if redis.call('HGET', txKey, 'reclaim') == '1' then
+    priorChanges = redis.call('HGET', txKey, 'change_no')
     redis.call('DEL', txKey)
   else
     local rec = redis.call('HGETALL', txKey)
@@ -115,6 +118,7 @@ else
 end
 
 redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
+if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
 indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
