@@ -302,6 +302,7 @@ function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>
     exports: {
       wallets: w.wallets.map((wallet) => ({ id: wallet.entry.id, redis, layout: wallet.transactions.layout, sessions: wallet.sessions, wallet: wallet.wallet, providerId: wallet.entry.providerId })),
       statusPerSecond: config.EXPORT_STATUS_PER_SECOND,
+      ledgerDb: w.ledgerDb,
     },
     homeWallet: w.homeWallet,
     logger,

@@ -1,4 +1,5 @@
 import { waitFor } from '../../src/lib/wait-for';
+import { parseCsvLine } from '../support/csv';
 import type { RunningWorker } from '../../workers/worker';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
@@ -146,4 +147,25 @@ it('flags a transaction id the engine repeats after Redis forgot it, and lists i
   // The first record (the bet of 3.30) kept as it was.
   expect(text).toContain('"earlier_records":[{"wallet":"default","transaction_id"');
   expect(text).toMatch(/"earlier_records":\[\{[^\]]*"amount":3\.30,/);
+});
+
+it('exports from the ledger with source=ledger: every record of the window, exact amounts, CSV and JSON', async () => {
+  const from = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+  const to = encodeURIComponent(new Date(Date.now() + 60_000).toISOString());
+  const csv = await fetch(`${h.url}/admin/api/export?from=${from}&to=${to}&source=ledger&wallet=default`, { headers: AUTH });
+  expect(csv.status).toBe(200);
+  const lines = (await csv.text()).trim().split('\r\n').map(parseCsvLine);
+  const header = lines[0]!;
+  const rows = lines.slice(1).map((cells) => Object.fromEntries(header.map((name, i) => [name, cells[i]])));
+  for (const m of made) expect(rows.filter((r) => r.transaction_id === m.id).length).toBeGreaterThanOrEqual(1);
+  expect(rows.find((r) => r.transaction_id === made[6]!.id)).toMatchObject({ wallet: 'default', kind: 'debit', amount: '0.05', player_id: made[6]!.player.fields.player_id });
+
+  const json = await fetch(`${h.url}/admin/api/export?from=${from}&to=${to}&source=ledger&format=json&player_id=${bob.fields.player_id}&site_id=${bob.fields.site_id}`, { headers: AUTH });
+  const text = await json.text();
+  const parsed = JSON.parse(text) as { transaction_id: string; player_id: string }[];
+  expect(parsed.map((r) => r.transaction_id).sort()).toEqual(made.filter((m) => m.player === bob).map((m) => m.id).sort());
+  expect(text).toContain(`"player_id":"${bob.fields.player_id}"`);
+
+  const refused = await fetch(`${h.url}/admin/api/export?from=${from}&to=${to}&source=ledger&status=1`, { headers: AUTH });
+  expect(refused.status).toBe(400);
 });
