@@ -18,11 +18,12 @@ const FLOORS = [
   ['store', ['lib', 'config', 'wallet']],
   ['registry', ['lib', 'config', 'wallet', 'store']],
   ['duties', ['lib', 'config', 'wallet', 'store', 'registry', 'observability']],
-  ['engine', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties']],
-  ['console', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine']],
-  ['http', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine', 'console']],
+  ['ledger', ['lib', 'config', 'store', 'registry', 'observability']],
+  ['engine', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'ledger']],
+  ['console', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine', 'ledger']],
+  ['http', ['lib', 'config', 'wallet', 'store', 'registry', 'observability', 'duties', 'engine', 'console', 'ledger']],
 ];
-const NO_EXPRESS = new Set(['wallet', 'store', 'registry', 'duties', 'engine', 'console']);
+const NO_EXPRESS = new Set(['wallet', 'store', 'registry', 'duties', 'ledger', 'engine', 'console']);
 
 // Within http/: the console's routes and pages sit below admin.ts, which mounts them.
 const BELOW_ADMIN = ['src/http/console.ts', 'src/http/console-pages.ts', 'src/http/admin-view.ts'];

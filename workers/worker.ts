@@ -21,6 +21,8 @@ import { inlineCallWindowMs } from '../src/duties/settlement';
 import { createTerminateProcessor } from './terminate-processor';
 import { startFetchWatchdog, type WorkerSlot } from './fetch-watchdog';
 import { deadCheck, sweep, type DeadCheckCursor, type UpkeepDeps } from './upkeep';
+import { openLedgerDb } from '../src/ledger/db';
+import { startLedgerDrain, type LedgerDrain } from '../src/ledger/drain';
 
 /** The log line of a job taken over from a worker that stopped renewing its lock (the soak counts them). */
 export const STALLED_LINE = 'job stalled (its worker stopped renewing it): picked up again';
@@ -82,6 +84,8 @@ export interface RunningWorker {
   sweepNow(): Promise<void>;
   /** Runs the dead-check now (it also runs every DEAD_CHECK_INTERVAL_MS). */
   deadCheckNow(): Promise<number>;
+  /** The ledger's writer (contract 12); undefined without DATABASE_URL. */
+  readonly ledger: LedgerDrain | undefined;
   /**
    * Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the
    * metrics port, and the tracing SDK's flush. Once; every step runs even if one fails.
@@ -167,7 +171,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     closers.defer(`wallet client ${entry.id}`, () => wallet.close());
     closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
     closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
-    const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
+    const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now, config.DATABASE_URL !== undefined);
     // Records and token state are written on the store's connection; BullMQ's jobs are not what a send rests on.
     const durability = durabilityFor(config, [redis], layout);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
@@ -250,6 +254,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     return { entry, layout, queues, upkeep, locks, slots, deadCheckCursor: { from: 0 } as DeadCheckCursor };
   };
   const walletLanes = wallets.map(openWalletLane);
+  const ledger = openLedger(config, redis, walletLanes.flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
   const home = walletLanes.find((lane) => lane.entry.id === homeId)!;
   const queues = home.queues;
 
@@ -313,6 +318,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     metricsUrl: metricsServer?.url,
     sweepNow: () => sweepNow(),
     deadCheckNow: deadCheckAll,
+    ledger,
     close() {
       closing ??= closers.closeAll().then(() => {
         logger.info('worker stopped');
@@ -320,4 +326,28 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       return closing;
     },
   };
+}
+
+/**
+ * The ledger's writer when DATABASE_URL is set: migrations first (retried while PostgreSQL is away,
+ * the rest of the worker runs meanwhile), then the outboxes drained. Without it the worker keeps
+ * no ledger and says so.
+ */
+function openLedger(
+  config: WorkerConfig,
+  redis: Parameters<typeof startLedgerDrain>[0]['redis'],
+  sources: Parameters<typeof startLedgerDrain>[0]['sources'],
+  logger: Logger,
+  closers: Closers,
+  now: () => number,
+): LedgerDrain | undefined {
+  if (config.DATABASE_URL === undefined) {
+    logger.warn('no ledger: DATABASE_URL is unset, so history is kept in Redis only, for RECORD_RETENTION_SECONDS');
+    return undefined;
+  }
+  const db = openLedgerDb(config.DATABASE_URL);
+  closers.defer('ledger database', () => db.end());
+  const drain = startLedgerDrain({ redis, db, sources, retentionDays: config.LEDGER_RETENTION_DAYS, claimIdleMs: config.LEDGER_CLAIM_IDLE_MS, logger: logger.child({ component: 'ledger' }), now });
+  closers.defer('ledger drain', () => drain.close());
+  return drain;
 }

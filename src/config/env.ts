@@ -45,6 +45,8 @@ const decimalText = z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, 'must be a 
 
 const redisUrl = z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://');
 
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\/[^\s]+$/, 'must start with postgres:// or postgresql://');
+
 /** Key prefix; letters, digits, `-`, `_`, `.`, `{`, `}` so it can be a Redis Cluster hash tag like `{wgw}`. */
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.{}-]+$/, 'letters, digits, - _ . { } only');
 
@@ -73,6 +75,10 @@ const shared = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The registry of wallets and engines (contract 11); unset: the single-wallet variables below. */
   WALLETS_FILE: z.string().optional(),
+  /** PostgreSQL of the ledger (contract 12); unset: no ledger (npm run dev and the tests start an embedded one). */
+  DATABASE_URL: postgresUrl.optional(),
+  /** How long the ledger keeps history; older months are dropped whole. */
+  LEDGER_RETENTION_DAYS: positiveInt.max(36_500).default(400),
 };
 
 /** The one wallet of a deployment without WALLETS_FILE (wallet `default`). */
@@ -143,6 +149,8 @@ const workerOnly = {
   DEAD_CHECK_WINDOW_MS: positiveInt.default(24 * 3600 * 1000),
   /** How often the sweeper looks for pending records with no job behind them. */
   SWEEP_INTERVAL_MS: timerMs.default(10_000),
+  /** A ledger outbox entry read by a worker and not acknowledged this long is taken over by another (its reader is taken for dead). */
+  LEDGER_CLAIM_IDLE_MS: timerMs.default(60_000),
 };
 
 /** Read by the worker only. */

@@ -6,6 +6,8 @@ import { recordsCreatedIn } from '../store/record-scan';
 import type { SessionStore } from '../store/sessions';
 import type { TransactionRecord } from '../store/types';
 import type { WalletClient } from '../wallet/protocol';
+import type { LedgerDb } from '../ledger/db';
+import { listTransactions, type HistoryCursor, type LedgerTransaction } from '../ledger/history';
 
 /**
  * The reconciliation export: every transaction created in a time window (optionally one player's
@@ -14,7 +16,9 @@ import type { WalletClient } from '../wallet/protocol';
  * after the other in the registry's order, each oldest first. Streamed: records are read from a
  * wallet's time index a page at a time and written out as they come. Amounts are the exact decimal
  * text the engine sent. With `withStatus`, each record is asked about with a fresh `status` at its
- * own wallet, at most `statusPerSecond` calls a second in all.
+ * own wallet, at most `statusPerSecond` calls a second in all. With `source: 'ledger'` the rows
+ * come from the ledger instead (contract 12: history past Redis's retention), each wallet's
+ * newest first, each record in its newest state; no `status` column then.
  */
 export interface ExportWallet {
   readonly id: string;
@@ -29,6 +33,8 @@ export interface ExportDeps {
   /** The wallets exported (the `wallet` filter: one, or all of the registry's). */
   readonly wallets: readonly ExportWallet[];
   readonly statusPerSecond: number;
+  /** The ledger (`source: 'ledger'`); undefined: none is kept. */
+  readonly ledgerDb?: LedgerDb;
 }
 
 export interface ExportQuery {
@@ -38,6 +44,8 @@ export interface ExportQuery {
   readonly siteId?: string;
   readonly withStatus: boolean;
   readonly format: 'csv' | 'json';
+  /** Redis's records (the default), or the ledger's. */
+  readonly source?: 'redis' | 'ledger';
 }
 
 export const EXPORT_COLUMNS = [
@@ -87,6 +95,41 @@ function rowOf(wallet: string, r: TransactionRecord): Row {
     updated_at: new Date(r.updatedAt).toISOString(),
   };
 }
+
+function ledgerRowOf(t: LedgerTransaction): Row {
+  return {
+    wallet: t.wallet,
+    transaction_id: t.transactionId,
+    kind: t.kind,
+    state: t.state,
+    resolution: t.resolution ?? '',
+    amount: t.amount,
+    currency: t.currency,
+    player_id: t.playerId,
+    site_id: t.siteId,
+    session_id: t.sessionId,
+    round_id: t.roundId,
+    wallet_round_id: t.walletRoundId,
+    reference_transaction_id: t.referenceId ?? '',
+    is_compensation: t.isCompensation ? 'true' : 'false',
+    attempts: String(t.attempts),
+    last_wallet_code: t.lastWalletCode === null ? '' : String(t.lastWalletCode),
+    created_at: new Date(t.createdAt).toISOString(),
+    updated_at: new Date(t.changedAt).toISOString(),
+  };
+}
+
+/** One wallet's ledger rows in the window, a page at a time (keyset, newest first). */
+async function* ledgerPages(db: LedgerDb, wallet: string, q: ExportQuery): AsyncGenerator<Row[]> {
+  let cursor: HistoryCursor | undefined;
+  do {
+    const page = await listTransactions(db, { wallet, playerId: q.playerId, siteId: q.siteId, from: q.from, to: q.to }, cursor, LEDGER_PAGE);
+    if (page.transactions.length > 0) yield page.transactions.map(ledgerRowOf);
+    cursor = page.next ?? undefined;
+  } while (cursor !== undefined);
+}
+
+const LEDGER_PAGE = 500;
 
 /**
  * A cell a spreadsheet may read as a formula: one starting with = + - @, a tab or a carriage return,
@@ -139,6 +182,18 @@ export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGene
   let first = true;
   yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';
   for (const w of deps.wallets) {
+    if (q.source === 'ledger') {
+      if (deps.ledgerDb === undefined) throw new Error('an export from the ledger needs DATABASE_URL');
+      for await (const rows of ledgerPages(deps.ledgerDb, w.id, q)) {
+        let chunk = '';
+        for (const row of rows) {
+          chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
+          first = false;
+        }
+        yield chunk;
+      }
+      continue;
+    }
     for await (const records of recordsCreatedIn(w.redis, w.layout, q.from, q.to)) {
       let chunk = '';
       for (const r of records) {

@@ -1,6 +1,7 @@
 import { statusFieldsOf } from '../duties/status-check';
 import type { WalletOutcome } from '../wallet/protocol';
 import { viewOf } from './records';
+import { codedError } from '../lib/error-codes';
 import { emptyBody, fieldIssues, transactionIdParam } from './schemas';
 import { NO_CONTEXT, errors, type EngineDeps, type LookupResult, type RequestContext, type VerifyResult, type WalletStatusView } from './types';
 
@@ -23,8 +24,16 @@ export function createLookups(deps: EngineDeps): Lookups {
   return {
     async getTransaction(transactionId) {
       const found = await find(transactionId);
-      if (found.kind === 'failed') return found;
-      return { kind: 'found', view: await viewOf(found.record, transactions) };
+      if (found.kind === 'found') return { kind: 'found', view: await viewOf(found.record, transactions) };
+      if (found.error.code !== 'TRANSACTION_NOT_FOUND' || deps.ledgerLookup === undefined) return found;
+      // Past Redis's retention the ledger still holds the record.
+      try {
+        const view = await deps.ledgerLookup(transactionId);
+        return view === undefined ? found : { kind: 'found', view };
+      } catch (err) {
+        deps.logger.warn({ err, transaction_id: transactionId }, 'ledger lookup failed');
+        return { kind: 'failed', error: codedError('LEDGER_UNAVAILABLE') };
+      }
     },
 
     /**

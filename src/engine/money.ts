@@ -201,7 +201,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       case 'settle': {
         const refusedRefund = next.update.state === 'failed' && p.kind === 'rollback';
         // For a refused refund, nextCheckAt is when the sweeper looks at a debit it stood in for, in
-        // case the hand-over below is lost with this process (settle-14).
+        // case the hand-over below is lost with this process (settle-15).
         const update = refusedRefund ? { ...next.update, nextCheckAt: clock() + LEASE_MARGIN_MS } : next.update;
         if (!(await transactions.settle(record, update))) return reread(record, lastBalance);
         // A refund refused for good that a debit's compensation was linked to meanwhile: the debit's

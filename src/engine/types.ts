@@ -39,6 +39,11 @@ export interface EngineDeps {
   readonly breaker: Pick<WalletBreaker, 'allowsCalls' | 'refused'>;
   /** This process's share of the wallet's max_in_flight: a send over it is not made inline. */
   readonly cap: Pick<InFlightCap, 'tryTake' | 'give'>;
+  /**
+   * The record as the ledger holds it (contract 12), for a lookup of an id Redis no longer holds;
+   * undefined: no ledger. Throws when the ledger does not answer.
+   */
+  readonly ledgerLookup?: (transactionId: string) => Promise<TransactionView | undefined>;
 }
 
 export interface FieldIssue {

@@ -20,6 +20,7 @@ import { adminView } from './admin-view';
 import { createConsoleRouter, type ConsoleDeps } from './console';
 import { notFound } from './errors';
 import { failureWindow, type FailureLimit, type FailureWindow } from './failure-window';
+import { createHistoryRouter, type HistoryDeps } from './history';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
 
@@ -51,6 +52,8 @@ export interface AdminDeps {
   console?: ConsoleDeps;
   /** Every wallet of the registry as operators see it (no secrets): GET /admin/api/wallets. */
   wallets(): Promise<readonly WalletOverview[]>;
+  /** The ledger's history API (/admin/api/history); absent: not served. */
+  history?: HistoryDeps;
 }
 
 /** The transactions API's view of one wallet. */
@@ -248,6 +251,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   });
   router.use(BULL_BOARD_PATH, bullBoardRouter(deps.queues));
   if (deps.console !== undefined) router.use(createConsoleRouter(deps.console));
+  if (deps.history !== undefined) router.use(createHistoryRouter(deps.history));
 
   /** The wallet a transactions route acts on: its `?wallet=`, or the home wallet. */
   function walletOf(req: Request, res: Response): WalletAdmin | undefined {

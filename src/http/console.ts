@@ -104,7 +104,9 @@ const exportSchema = z.strictObject({
   format: z.preprocess(emptyAsUndefined, z.enum(['csv', 'json']).default('csv')),
   status: z.preprocess(emptyAsUndefined, z.enum(['0', '1']).default('0')),
   wallet: walletFilter,
-});
+  /** Redis's records (the default), or the ledger's history (contract 12). */
+  source: z.preprocess(emptyAsUndefined, z.enum(['redis', 'ledger']).default('redis')),
+}).refine((q) => !(q.source === 'ledger' && q.status === '1'), { path: ['status'], message: "a fresh wallet status is not asked for an export from the ledger (source=ledger needs status=0)" });
 
 /** A transaction's page or action: its id (path or `?id=`) and, to tell it from the same id in another wallet, `?wallet=`. */
 const lookupQuery = z.looseObject({ wallet: walletFilter });
@@ -368,10 +370,11 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     if (q === undefined) return;
     const exported = q.wallet === undefined ? deps.exports.wallets : deps.exports.wallets.filter((w) => w.id === q.wallet);
     if (exported.length === 0) return sendError(res, codedError('WALLET_NOT_FOUND'));
-    logger.info({ admin_user: res.locals.adminUser as string, action: 'export', wallet: q.wallet ?? null, from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
+    if (q.source === 'ledger' && deps.exports.ledgerDb === undefined) return sendError(res, codedError('NOT_FOUND', { message: 'no ledger: DATABASE_URL is unset, so history is kept in Redis only' }));
+    logger.info({ admin_user: res.locals.adminUser as string, action: 'export', source: q.source, wallet: q.wallet ?? null, from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
     const name = `transactions-${q.wallet === undefined ? '' : `${q.wallet}-`}${new Date(q.from).toISOString().slice(0, 19).replace(/:/g, '')}.${q.format}`;
     res.status(200).set('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8').set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store');
-    const chunks = exportChunks({ ...deps.exports, wallets: exported }, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format });
+    const chunks = exportChunks({ ...deps.exports, wallets: exported }, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format, source: q.source });
     for await (const chunk of chunks) {
       if (res.destroyed) return;
       // Backpressure: wait for the client to take what is buffered before reading the next page.

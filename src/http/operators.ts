@@ -21,6 +21,9 @@ import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
 import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
+import { ledgerLag, type LedgerLag } from '../ledger/status';
+import type { LedgerDb } from '../ledger/db';
+import { createLedgerMetrics, LEDGER_SERIES } from '../observability/ledger-metrics';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -175,7 +178,20 @@ export interface OperatorRoutesDeps {
   queueMetrics?: QueueMetricsCollector;
   /** The text of a scrape; default this process's registry (a cluster worker asks the primary for the sum). */
   scrape?: () => Promise<string>;
+  /** The ledger's lag (contract 12); undefined: no ledger is kept. Never part of readiness. */
+  ledger?: () => Promise<LedgerLag>;
   logger?: Logger;
+}
+
+/** /readyz's `ledger`: off, or how far behind; a ledger that cannot be read is `unknown`, and the gateway stays ready. */
+async function ledgerState(read: (() => Promise<LedgerLag>) | undefined): Promise<Record<string, unknown>> {
+  if (read === undefined) return { state: 'off', note: 'no ledger: DATABASE_URL is unset' };
+  try {
+    const lag = await withDeadline(read(), 1000, 'ledger lag');
+    return { state: lag.outboxLength === 0 ? 'current' : 'behind', lag_seconds: Math.round(lag.lagSeconds * 10) / 10, outbox_length: lag.outboxLength };
+  } catch {
+    return { state: 'unknown' };
+  }
 }
 
 /** GET /readyz and GET /metrics; mount at the root, before any auth. */
@@ -185,7 +201,7 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
   // The wallets down at the last answer: ready with some down is logged when that set changes, not at every probe.
   let downBefore = '';
   router.get('/readyz', async (_req: Request, res: Response) => {
-    const result = await deps.readiness.check();
+    const [result, ledger] = await Promise.all([deps.readiness.check(), ledgerState(deps.ledger)]);
     const down = [...result.wallets].filter(([, check]) => !check.ok);
     const downNow = down.map(([id]) => id).join(',');
     // The details (addresses, error text) go to the log only: /readyz answers anyone.
@@ -204,6 +220,8 @@ export function createOperatorRouter(deps: OperatorRoutesDeps): Router {
         wallets: Object.fromEntries([...result.wallets].map(([id, check]) => [id, state(check)])),
         // Sentinel: which node serves as the primary now (operators follow failovers by it).
         ...(result.redisPrimary === undefined ? {} : { redis_primary: result.redisPrimary }),
+        // PostgreSQL down or slow never makes the gateway unready: the outbox holds the changes.
+        ledger,
         checked_at: new Date(result.checkedAt).toISOString(),
       });
   });
@@ -229,6 +247,7 @@ export interface OperatorWiring {
     | 'BIG_WIN_MULTIPLIER'
     | 'EXPORT_STATUS_PER_SECOND'
     | 'REDIS_SENTINELS'
+    | 'DATABASE_URL'
   >;
   logger: Logger;
   metrics: Metrics;
@@ -238,6 +257,8 @@ export interface OperatorWiring {
   wallets: readonly OperatorWallet[];
   /** The id of the home wallet (the admin transactions API without `?wallet=`; its queues hold the upkeep). */
   homeWallet: string;
+  /** The ledger's reading connections (contract 12); undefined without DATABASE_URL. */
+  ledgerDb?: LedgerDb;
 }
 
 /** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
@@ -253,12 +274,12 @@ export interface OperatorWallet {
 }
 
 /** A wallet's actions: its own client, stores and queues, audited in its own trail. */
-function walletActions(w: OperatorWallet, redis: RedisClient): ActionDeps {
+function walletActions(w: OperatorWallet, redis: RedisClient, ledger: boolean): ActionDeps {
   return {
     store: w.transactions,
     sessions: w.sessions,
     queues: w.queues,
-    audit: createAuditTrail(redis, w.transactions.layout),
+    audit: createAuditTrail(redis, w.transactions.layout, ledger),
     wallet: w.wallet,
     providerId: w.entry.providerId,
     compensationLeaseMs: w.entry.client.WALLET_TIMEOUT_MS + LEASE_MARGIN_MS,
@@ -317,6 +338,7 @@ function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>
     exports: {
       wallets: w.wallets.map((wallet) => ({ id: wallet.entry.id, redis, layout: wallet.transactions.layout, sessions: wallet.sessions, wallet: wallet.wallet, providerId: wallet.entry.providerId })),
       statusPerSecond: config.EXPORT_STATUS_PER_SECOND,
+      ledgerDb: w.ledgerDb,
     },
     homeWallet: w.homeWallet,
     logger,
@@ -337,7 +359,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
     logger,
   });
   const adminLogger = logger.child({ component: 'admin' });
-  const actions = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletActions(wallet, w.redis)]));
+  const actions = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletActions(wallet, w.redis, config.DATABASE_URL !== undefined)]));
+  const outboxKeys = w.wallets.flatMap((wallet) => wallet.transactions.layout.all.map((shard) => wallet.transactions.layout.keys(shard).ledgerOutbox()));
+  const ledger = config.DATABASE_URL === undefined ? undefined : () => ledgerLag(w.redis, outboxKeys, Date.now());
+  const ledgerMetrics = ledger === undefined ? undefined : createLedgerMetrics(metrics, ledger);
   const admins = new Map(w.wallets.map((wallet) => [wallet.entry.id, walletAdmin(wallet, actions.get(wallet.entry.id)!)]));
   const operatorConsole = consoleDeps(w, actions, adminLogger);
   const credentials =
@@ -350,9 +375,10 @@ export function operatorRouters(w: OperatorWiring): Router[] {
         primary: config.REDIS_SENTINELS !== undefined && w.redis instanceof Redis ? () => primaryOf(w.redis as Redis) : undefined,
       }),
       metrics,
-      queueMetrics,
+      queueMetrics: { collect: async () => void (await Promise.all([queueMetrics.collect(), ledgerMetrics?.collect()])) },
       // One of GATEWAY_PROCESSES processes: a scrape shows the sum over all of them.
-      scrape: cluster.isWorker ? clusterScrape(metrics.registry, SCRAPE_TIME_SERIES) : undefined,
+      scrape: cluster.isWorker ? clusterScrape(metrics.registry, [...SCRAPE_TIME_SERIES, ...LEDGER_SERIES]) : undefined,
+      ledger,
       logger,
     }),
     createAdminRouter({
@@ -363,6 +389,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       logger: adminLogger,
       console: operatorConsole,
       wallets: walletOverview(w.wallets),
+      history: { db: w.ledgerDb, homeWallet: w.homeWallet, logger: adminLogger },
     }),
   ];
 }

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   DEMO_FAULT_FAILED: { status: 502, message: 'the simulator fault API did not work' },
   WALLET_UNAVAILABLE: { status: 503, message: 'wallet outcome unknown' },
   NOT_DURABLE: { status: 503, message: 'Redis replicas did not acknowledge the outcome in time; safe to repeat with the same body' },
+  LEDGER_UNAVAILABLE: { status: 503, message: 'the ledger (PostgreSQL) did not answer; repeat shortly' },
 } as const satisfies Record<string, { readonly status: number; readonly message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

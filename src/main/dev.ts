@@ -10,6 +10,7 @@ import { createClosers, runUntilSignal, startWith, type Running } from '../lib/l
 import { createLogger } from '../observability/logger';
 import { createMetrics } from '../observability/metrics';
 import { startSimulator, type RunningSimulator } from '../sim';
+import { spawnEmbeddedPostgres } from '../ledger/embedded';
 import { startWorker } from '../../workers/worker';
 import { RedisUnavailableError, ensureDevRedis, type DevRedis } from './dev-redis';
 import { startGateway } from './gateway';
@@ -19,7 +20,8 @@ import { startGateway } from './gateway';
  * look. The simulators are two casinos of one registry (contract 11), "casino-a" and "casino-b",
  * each with its own credentials, signing algorithm and provider id, so the demo shows both.
  * Everything the gateway requires gets a development default unless the environment sets it;
- * Redis is the one at REDIS_URL or a redis-server started here. Ctrl-C stops it all, in order.
+ * Redis is the one at REDIS_URL or a redis-server started here; the ledger's PostgreSQL the one at
+ * DATABASE_URL or an embedded one (PGlite, data under .data/postgres/). Ctrl-C stops it all, in order.
  */
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -65,6 +67,8 @@ export interface DevOptions {
   readonly random?: () => number;
   /** Data folder of a redis-server started here; default .data/redis/ in the repository. */
   readonly redisDataDir?: string;
+  /** Data folder of the embedded PostgreSQL started without DATABASE_URL; default .data/postgres/ in the repository. */
+  readonly ledgerDataDir?: string;
 }
 
 /** One wallet of the registry dev serves. */
@@ -85,6 +89,8 @@ export interface DevUrls {
   readonly metrics: string;
   readonly engineApi: string;
   readonly redis: string;
+  /** Where the ledger lives: `embedded PostgreSQL …` or `DATABASE_URL`. */
+  readonly ledger: string;
 }
 
 export interface RunningDev {
@@ -100,10 +106,10 @@ function given(env: Env): Record<string, string> {
 }
 
 /** The gateway's and worker's environment: dev defaults, then the casinos' registry, then what was given. */
-export function devEnvironment(env: Env, redisUrl: string, registry: { file: string } | undefined): Record<string, string> {
+export function devEnvironment(env: Env, redisUrl: string, registry: { file: string } | undefined, embeddedLedgerUrl?: string): Record<string, string> {
   // Casino A's secrets are the single-wallet variables (the simulator's defaults unless set), casino B's its own.
   const simDefaults: Record<string, string> = registry === undefined ? {} : { ...SIM_DEFAULTS, ...DEV_CASINO_B, WALLETS_FILE: registry.file };
-  return { ...DEV_DEFAULTS, ...simDefaults, ...given(env), REDIS_URL: redisUrl };
+  return { ...DEV_DEFAULTS, ...simDefaults, ...given(env), REDIS_URL: redisUrl, ...(embeddedLedgerUrl === undefined ? {} : { DATABASE_URL: embeddedLedgerUrl }) };
 }
 
 /**
@@ -177,7 +183,12 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
       registry = { file: writeDevRegistry(dir, { url: a.url, user: simConfig.WALLET_BASIC_USER, providerId: fromEnv.PROVIDER_ID ?? DEV_DEFAULTS.PROVIDER_ID }, { url: b.url }) };
     }
 
-    const devEnv = devEnvironment(env, devRedis.url, registry);
+    // The ledger: DATABASE_URL's PostgreSQL, or an embedded one (nothing to install).
+    const ledgerDataDir = options.ledgerDataDir ?? join(__dirname, '..', '..', '.data', 'postgres');
+    const embeddedLedger = given(env).DATABASE_URL === undefined ? await spawnEmbeddedPostgres(ledgerDataDir) : undefined;
+    if (embeddedLedger !== undefined) closers.defer('embedded PostgreSQL', () => embeddedLedger.close());
+
+    const devEnv = devEnvironment(env, devRedis.url, registry, embeddedLedger?.url);
     const config = loadGatewayConfig(devEnv);
     const workerConfig = loadWorkerConfig(devEnv);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'dev', traced: config.tracing !== undefined });
@@ -203,6 +214,7 @@ export async function startDev(options: DevOptions = {}): Promise<RunningDev> {
       metrics: `${gateway}/metrics`,
       engineApi: `${gateway}/engine/v1`,
       redis: devRedis.url,
+      ledger: embeddedLedger === undefined ? 'PostgreSQL at DATABASE_URL' : `embedded PostgreSQL (PGlite) ${embeddedLedger.url}, data in ${ledgerDataDir}`,
     };
     for (const line of banner(urls, config, devRedis, given(env))) print(line);
 
@@ -250,6 +262,7 @@ function banner(urls: DevUrls, config: GatewayConfig, redis: DevRedis, fromEnv: 
     `  Metrics            ${urls.metrics}   (gateway and worker series together)`,
     `  Engine API         ${urls.engineApi}   Authorization: Bearer ${shown('ENGINE_API_KEY', config.registry.engines[0]?.keys[0] ?? '')}`,
     `  Redis              ${urls.redis}${redis.started ? `   (redis-server started here, AOF in ${redis.dataDir})` : ''}   prefix ${config.QUEUE_PREFIX}`,
+    `  Ledger             ${urls.ledger}   history: ${urls.gateway}/admin/api/history/transactions`,
     '',
     `Logs at LOG_LEVEL=${config.LOG_LEVEL}${fromEnv.LOG_LEVEL === undefined ? ' (LOG_LEVEL=info shows every request and wallet call)' : ''}. Ctrl-C stops everything.`,
   ];

@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import { openLedgerDb } from '../ledger/db';
+import { ledgerRecordView } from '../ledger/lookup';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
@@ -103,6 +105,9 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const metrics = options.metrics ?? createMetrics();
   const { registry } = config;
   const homeId = homeWalletId(registry);
+  // The ledger's reads (history API, lookups past Redis's retention); the money path never touches PostgreSQL.
+  const ledgerDb = config.DATABASE_URL === undefined ? undefined : openLedgerDb(config.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 });
+  if (ledgerDb !== undefined) closers.defer('ledger database', () => ledgerDb.end());
   const wallets = new Map<string, WalletParts>();
   const engines = new Map<string, Engine>();
   for (const entry of registry.wallets) {
@@ -110,7 +115,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     // Every line about this wallet's sessions, transactions and calls names it.
     const walletLogger = logger.child({ wallet: entry.id });
     const sessions = createSessionStore(redis, layout, config.SESSION_TTL_SECONDS);
-    const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
+    const transactions = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, Date.now, config.DATABASE_URL !== undefined);
     // The wallet's breaker state lives in its own shard 0.
     const { wallet, breaker, cap } = openGuardedWallet({
       settings: entry.client,
@@ -132,7 +137,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     const durability = durabilityFor(config, [redis, bullRedis], layout);
     const engineConfig = { ...config, ...walletRules(entry) };
     wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight: () => cap.deploymentCalls() });
-    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker, cap }));
+    engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker, cap, ledgerLookup: ledgerDb === undefined ? undefined : (id) => ledgerRecordView(ledgerDb, entry.id, id) }));
   }
   const home = wallets.get(homeId)!;
   // The demo game plays at the wallet its session was launched against, and arms that wallet's simulator.
@@ -142,8 +147,9 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     return found === undefined ? undefined : { engine: found, simulatorUrl: wallets.get(walletId!)!.entry.client.WALLET_BASE_URL };
   };
   const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
+  if (config.DATABASE_URL === undefined) logger.warn('no ledger: DATABASE_URL is unset, so history is kept in Redis only, for RECORD_RETENTION_SECONDS (/readyz says so too)');
   const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId }), ...demoGame];
+  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId, ledgerDb }), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const server = await new Promise<Server>((resolve, reject) => {

@@ -87,12 +87,20 @@ export function newerFirst(a: StoredAuditEntry, b: StoredAuditEntry): number {
 
 /**
  * Each shard has a stream: a resolve writes its entry in the record's shard, in the same step
- * (resolve-10.lua); the other actions write shard 0's. Reading merges them newest first.
+ * (resolve-11.lua); the other actions write shard 0's. Reading merges them newest first. With a
+ * ledger (`ledger`), each entry goes to the shard's ledger outbox in the same MULTI.
  */
-export function createAuditTrail(redis: RedisClient, layout: ShardLayout): AuditTrail {
+export function createAuditTrail(redis: RedisClient, layout: ShardLayout, ledger = false): AuditTrail {
   registerRate(redis);
   const append = async (entry: AuditEntry): Promise<void> => {
-    await redis.xadd(layout.keys(0).audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+    const keys = layout.keys(0);
+    if (!ledger) {
+      await redis.xadd(keys.audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry));
+      return;
+    }
+    const replies = await redis.multi().xadd(keys.audit(), 'MAXLEN', '~', String(AUDIT_CAP), '*', ...auditFields(entry)).xadd(keys.ledgerOutbox(), '*', 't', 'audit', ...auditFields(entry)).exec();
+    const failed = replies?.find(([err]) => err !== null)?.[0];
+    if (replies === null || failed) throw failed ?? new Error('the audit entry was not written (MULTI aborted)');
   };
   return {
     append,

@@ -62,6 +62,8 @@ export interface Keys {
   auditUnknown(): string;
   /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
   durabilityMarker(): string;
+  /** STREAM of the shard's record changes and audit entries on their way to the ledger (contract 12). */
+  ledgerOutbox(): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -89,5 +91,6 @@ export function keysFor(prefix: string): Keys {
     audit: () => `${prefix}:audit`,
     auditUnknown: () => `${prefix}:audit-unknown`,
     durabilityMarker: () => `${prefix}:durability-marker`,
+    ledgerOutbox: () => `${prefix}:ledger-outbox`,
   };
 }

@@ -150,7 +150,7 @@ export type CompensationStartResult =
   | { readonly kind: 'not_pending'; readonly state: TransactionState | undefined };
 
 /**
- * The plain part of the retry duty (src/duties/retry-policy.ts, decideRetry) as data, for the store's one-step retry start (begin-retry-2.lua):
+ * The plain part of the retry duty (src/duties/retry-policy.ts, decideRetry) as data, for the store's one-step retry start (begin-retry-3.lua):
  * a last answer that is unknown or one of these codes, with retries left, is retried after
  * delaysMs[n - 1]. Everything else (34/39, a final code, no retries left) is decided by
  * decideRetry itself.
@@ -163,7 +163,7 @@ export interface RetryPlan {
   readonly outageCodes: readonly number[];
 }
 
-/** A worker's retry run, first step (begin-retry-2.lua). */
+/** A worker's retry run, first step (begin-retry-3.lua). */
 export interface BeginRetryInput {
   readonly now: number;
   /** False: only read (the wallet circuit breaker is not closed, so no attempt may start here). */
@@ -230,12 +230,17 @@ interface StoreContext {
   readonly keys: Keys;
   readonly retentionSeconds: number;
   readonly now: number;
+  /** Each change goes to the shard's ledger outbox too (contract 12). */
+  readonly ledger: boolean;
 }
+
+/** The outbox key a script takes: the shard's, or the record's own key when no ledger is kept (the scripts then write none). */
+const outboxOr = (keys: Keys, ledger: boolean, recordKey: string): string => (ledger ? keys.ledgerOutbox() : recordKey);
 
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys, retentionSeconds, now, record, exactAmount, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys, retentionSeconds, now, ledger, record, exactAmount, leaseUntil, sessionTtlSeconds }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -247,6 +252,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys,
     keys.timeIndex(),
     keys.playerRecent(record.playerId, record.siteId),
     keys.transaction(record.referenceTransactionId ?? record.transactionId),
+    outboxOr(keys, ledger, keys.transaction(record.transactionId)),
   ],
   args: [
     record.kind,
@@ -267,7 +273,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-10', ({ keys,
   ],
 }), { packed: true });
 
-/** The round's engine refund a debit refused for good may settle (settle-14), as the caller named it. */
+/** The round's engine refund a debit refused for good may settle (settle-15), as the caller named it. */
 interface RefundGuess {
   readonly id: string;
   readonly tokenRef: string;
@@ -277,7 +283,7 @@ interface RefundGuess {
 const refusedForGood = (record: RecordRef, update: SettleUpdate): boolean =>
   record.referenceTransactionId === null && update.state === 'failed' && update.reclaimable !== true;
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string; refund: RefundGuess | undefined }>('settle-14', ({ keys, retentionSeconds, now, record, update, debitTokenRef, refund }) => ({
+const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string; refund: RefundGuess | undefined }>('settle-15', ({ keys, retentionSeconds, now, ledger, record, update, debitTokenRef, refund }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -293,6 +299,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.transaction(refund?.id ?? record.transactionId),
     keys.attemptLog(refund?.id ?? record.transactionId),
     keys.tokenPending(refund?.tokenRef ?? record.tokenRef),
+    outboxOr(keys, ledger, keys.transaction(record.transactionId)),
   ],
   args: [
     record.transactionId,
@@ -320,7 +327,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
   ],
 }), { packed: true });
 
-const beginCompensationScript = defineScript<StoreContext & CompensationStart & { roundRollback: string }>('begin-compensation-10', ({ keys, retentionSeconds, now, roundRollback, ...start }) => {
+const beginCompensationScript = defineScript<StoreContext & CompensationStart & { roundRollback: string }>('begin-compensation-11', ({ keys, retentionSeconds, now, ledger, roundRollback, ...start }) => {
   const debitFields = updateFields({ attempts: start.attempts, lastWalletCode: start.lastWalletCode, history: start.history, error: start.error }, now);
   return {
     keys: [
@@ -334,6 +341,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart & 
       keys.playerRecent(start.debit.playerId, start.debit.siteId),
       keys.tokenWatch(start.debit.tokenRef),
       keys.transaction(roundRollback === '' ? start.compensation.transactionId : roundRollback),
+      outboxOr(keys, ledger, keys.transaction(start.debit.transactionId)),
     ],
     args: [
       start.debit.transactionId,
@@ -352,7 +360,7 @@ const beginCompensationScript = defineScript<StoreContext & CompensationStart & 
   };
 });
 
-const resolveScript = defineScript<StoreContext & { record: RecordRef; input: ResolveInput; debitTokenRef: string }>('resolve-10', ({ keys, retentionSeconds, now, record, input, debitTokenRef }) => {
+const resolveScript = defineScript<StoreContext & { record: RecordRef; input: ResolveInput; debitTokenRef: string }>('resolve-11', ({ keys, retentionSeconds, now, ledger, record, input, debitTokenRef }) => {
   const fields = updateFields({ ...input.update, resolution: input.resolution }, now);
   return {
     keys: [
@@ -366,6 +374,7 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
       keys.attemptLog(record.transactionId),
       keys.audit(),
       keys.tokenPending(debitTokenRef),
+      outboxOr(keys, ledger, keys.transaction(record.transactionId)),
     ],
     args: [
       record.transactionId,
@@ -381,8 +390,8 @@ const resolveScript = defineScript<StoreContext & { record: RecordRef; input: Re
   };
 });
 
-const beginRetryScript = defineScript<{ keys: Keys; transactionId: string } & BeginRetryInput>('begin-retry-2', ({ keys, transactionId, ...input }) => ({
-  keys: [keys.transaction(transactionId), keys.pendingIndex()],
+const beginRetryScript = defineScript<{ keys: Keys; ledger: boolean; transactionId: string } & BeginRetryInput>('begin-retry-3', ({ keys, ledger, transactionId, ...input }) => ({
+  keys: [keys.transaction(transactionId), keys.pendingIndex(), outboxOr(keys, ledger, keys.transaction(transactionId))],
   args: [
     transactionId,
     String(input.now),
@@ -428,12 +437,13 @@ function withRedisSpans(store: TransactionStore): TransactionStore {
   });
 }
 
-export function createTransactionStore(redis: RedisClient, layout: ShardLayout, retentionSeconds: number, clock: () => number = Date.now): TransactionStore {
+/** `ledger`: every change also goes to the ledger's outbox (a ledger drains it; never without one, or it only grows). */
+export function createTransactionStore(redis: RedisClient, layout: ShardLayout, retentionSeconds: number, clock: () => number = Date.now, ledger = false): TransactionStore {
   registerScripts(redis, [claimScript, settleScript, beginRetryScript, beginCompensationScript, openInRoundScript, resolveScript]);
   const shardOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): number => layout.shardOfPlayer(r.playerId, r.siteId);
   const keysOf = (r: Pick<TransactionRecord, 'playerId' | 'siteId'>): Keys => layout.keys(shardOf(r));
   /** A script's input with what every call knows; the spread last, as node 20's V8 adds keys after a spread through a runtime call. */
-  const withContext = <I extends object>(keys: Keys, input: I): StoreContext & I => ({ keys, retentionSeconds, now: clock(), ...input });
+  const withContext = <I extends object>(keys: Keys, input: I): StoreContext & I => ({ keys, retentionSeconds, now: clock(), ledger, ...input });
   const onShards = <T>(read: (keys: Keys) => Promise<T>): Promise<T[]> => Promise.all(layout.all.map((shard) => read(layout.keys(shard))));
 
   async function get(transactionId: string, shard?: number): Promise<TransactionRecord | undefined> {
@@ -456,7 +466,7 @@ export function createTransactionStore(redis: RedisClient, layout: ShardLayout, 
     },
 
     async beginRetry(transactionId, shard, input) {
-      const [kind, ...rest] = (await runScript(redis, beginRetryScript, { keys: layout.keys(shard), transactionId, ...input })) as string[];
+      const [kind, ...rest] = (await runScript(redis, beginRetryScript, { keys: layout.keys(shard), ledger, transactionId, ...input })) as string[];
       const record = kind === undefined ? undefined : decodeRecord(pairsToObject(rest));
       return record === undefined ? undefined : { kind: kind as BeginRetryResult['kind'], record };
     },

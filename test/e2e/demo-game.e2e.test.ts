@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PLAYER, startDev, type RunningDev } from '../../src/main/dev';
@@ -28,6 +29,7 @@ const SCREENSHOT = join(__dirname, '..', 'artifacts', 'demo-game.png');
 const STEP_TIMEOUT_MS = 15_000;
 
 const prefix = testPrefix('demogame');
+const ledgerDataDir = mkdtempSync(join(tmpdir(), 'wgw-demogame-ledger-'));
 let dev: RunningDev;
 let browser: Browser;
 let page: Page;
@@ -41,6 +43,8 @@ beforeAll(async () => {
     print: (line) => printed.push(line),
     // A fixed seed makes the spins the same on every run.
     random: mulberry32(20),
+    // The embedded ledger's data in a folder of the test's own, removed after.
+    ledgerDataDir,
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 640, height: 900 } });
@@ -55,6 +59,7 @@ afterAll(async () => {
   await browser?.close();
   await dev?.close();
   await deletePrefix(prefix);
+  rmSync(ledgerDataDir, { recursive: true, force: true });
 });
 
 const balanceText = (): Promise<string> => page.getByTestId('balance').innerText();

@@ -61,7 +61,7 @@ it('follows the promoted replica after the primary is killed, with its scripts r
   expect(answer.state).toBe('succeeded');
   expect(harness.sim.calls().filter((c) => c.operation === 'credit')).toHaveLength(1);
 
-  const sha = createHash('sha1').update(loadLua('claim-10')).digest('hex');
+  const sha = createHash('sha1').update(loadLua('claim-11')).digest('hex');
   const [host, port] = promoted.split(':') as [string, string];
   const onPromoted = new Redis({ host, port: Number(port) });
   try {

@@ -105,15 +105,18 @@ afterAll(async () => {
   await simB.close();
 });
 
+const NO_LEDGER = { state: 'off', note: 'no ledger: DATABASE_URL is unset' };
+
 describe('GET /readyz', () => {
   it('is 200 while Redis and the wallet answer, 503 naming the wallet while its health check fails, then 200 again', async () => {
     const app = appWith({ redis });
     const ok = await request(app).get('/readyz').expect(200);
-    expect(ok.body).toEqual({ status: 'ready', failed: [], checks: { redis: 'up', wallet: 'up' }, wallets: { default: 'up' }, checked_at: expect.any(String) });
+    // Without DATABASE_URL no ledger is kept, and /readyz says so (contract 12), ready all the same.
+    expect(ok.body).toEqual({ status: 'ready', failed: [], checks: { redis: 'up', wallet: 'up' }, wallets: { default: 'up' }, ledger: NO_LEDGER, checked_at: expect.any(String) });
 
     sim.faults.unhealthy(true);
     const down = await request(app).get('/readyz').expect(503);
-    expect(down.body).toEqual({ status: 'unready', failed: ['wallet'], checks: { redis: 'up', wallet: 'down' }, wallets: { default: 'down' }, checked_at: expect.any(String) });
+    expect(down.body).toEqual({ status: 'unready', failed: ['wallet'], checks: { redis: 'up', wallet: 'down' }, wallets: { default: 'down' }, ledger: NO_LEDGER, checked_at: expect.any(String) });
 
     sim.faults.unhealthy(false);
     await request(app).get('/readyz').expect(200);
@@ -129,7 +132,7 @@ describe('GET /readyz', () => {
     const app = express();
     app.use(createOperatorRouter({ readiness: createReadinessProbe({ redis: deadRedis, wallets: [{ id: 'default', wallet }], cacheMs: 0 }), metrics, logger }));
     const res = await request(app).get('/readyz').expect(503);
-    expect(res.body).toEqual({ status: 'unready', failed: ['redis'], checks: { redis: 'down', wallet: 'up' }, wallets: { default: 'up' }, checked_at: expect.any(String) });
+    expect(res.body).toEqual({ status: 'unready', failed: ['redis'], checks: { redis: 'down', wallet: 'up' }, wallets: { default: 'up' }, ledger: NO_LEDGER, checked_at: expect.any(String) });
     expect(res.text).not.toMatch(/closed|detail/i);
     expect(lines.join('')).toContain('"detail":"Connection is closed."');
   });

@@ -8,17 +8,17 @@
   either gap. `compensated` with a watch keeps the debit in the re-check index (contract 5.4, the
   watch set holds the terminate); any other state lets it expire, without its body.
   `debitTokenPendingKey`: the pending set of the debit's own token (declared by the caller, which
-  checked it against the debit's token_ref).
+  checked it against the debit's token_ref). Returns true when it moved the debit.
   Needs includes/drop-body.
 ]]
 local function moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
-  if debitState == '' or redis.call('HGET', debitKey, 'compensation_id') ~= id then return end
+  if debitState == '' or redis.call('HGET', debitKey, 'compensation_id') ~= id then return false end
   redis.call('HSET', debitKey, 'state', debitState, 'updated_at', now)
   local debitId = redis.call('HGET', debitKey, 'id')
   if debitState == 'compensating' or debitState == 'dead' then
     redis.call('PERSIST', debitKey)
     redis.call('SADD', debitTokenPendingKey, debitId)
-    return
+    return true
   end
   redis.call('SREM', debitTokenPendingKey, debitId)
   if watchUntil ~= '' then
@@ -29,6 +29,7 @@ local function moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitSt
     redis.call('EXPIRE', debitKey, retentionSeconds)
     dropBody(debitKey)
   end
+  return true
 end
 
 --[[

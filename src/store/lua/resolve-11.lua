@@ -24,6 +24,7 @@
     KEYS[8] the record's attempt log
     KEYS[9] audit stream
     KEYS[10] the referenced debit's token's pending set (the record's own token's, as a first guess)
+    KEYS[11] the ledger outbox (the record itself when no ledger is kept)
 
     ARGV[1] transaction id
     ARGV[2] retention (seconds)
@@ -42,6 +43,7 @@
 ]]
 local txKey, roundKey, pendingKey, tokenPendingKey, deadKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local debitKey, recheckKey, attemptsKey, auditKey, debitTokenPendingKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local outboxKey = KEYS[11] ~= txKey and KEYS[11] or nil
 local id, retentionSeconds, now, debitState, auditCap = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local declaredDebitToken, recordFieldCount = ARGV[6], tonumber(ARGV[7])
 local FIRST_RECORD_FIELD = 8
@@ -52,6 +54,7 @@ local firstAuditField = FIRST_RECORD_FIELD + recordFieldCount
 --- @include "includes/release-final"
 --- @include "includes/debit-state"
 --- @include "includes/set-fields"
+--- @include "includes/ledger-outbox"
 
 local state = redis.call('HGET', txKey, 'state')
 if state ~= 'dead' then return {'not_dead', state or ''} end
@@ -63,6 +66,10 @@ releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, 
 if debitState == 'compensating' and redis.call('HGET', debitKey, 'compensation_id') == id then
   redis.call('ZADD', pendingKey, now, redis.call('HGET', debitKey, 'id'))
 end
-moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, '', '')
+toOutbox(outboxKey, txKey)
+if moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, '', '') then
+  toOutbox(outboxKey, debitKey)
+end
 redis.call('XADD', auditKey, 'MAXLEN', '~', auditCap, '*', unpack(ARGV, firstAuditField))
+if outboxKey then redis.call('XADD', outboxKey, '*', 't', 'audit', unpack(ARGV, firstAuditField)) end
 return {'resolved'}

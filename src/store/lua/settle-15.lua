@@ -46,6 +46,7 @@
     KEYS[12] a debit refused for good: its round's engine refund, as the caller read it (the record itself otherwise)
     KEYS[13] that refund's attempt log (the record's own otherwise)
     KEYS[14] that refund's token's pending set (the record's own token's otherwise)
+    KEYS[15] the ledger outbox (the record itself when no ledger is kept)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   transaction id
@@ -84,6 +85,7 @@ local txKey, roundKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], 
 local deadKey, sessionKey, debitKey, recheckKey, attemptsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local tokenWatchKey, debitTokenPendingKey = KEYS[10], KEYS[11]
 local refundKey, refundAttemptsKey, refundTokenPendingKey = KEYS[12], KEYS[13], KEYS[14]
+local outboxKey = KEYS[15] ~= txKey and KEYS[15] or nil
 local args = cjson.decode(ARGV[1])
 local id, newState, final, releaseRound = args[1], args[2], args[3] == '1', args[4] == '1'
 local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], args[7], args[8]
@@ -98,6 +100,7 @@ local FIRST_FIELD = 22
 --- @include "includes/release-final"
 --- @include "includes/debit-state"
 --- @include "includes/set-fields"
+--- @include "includes/ledger-outbox"
 
 local function logAttempt()
   if attempt == '' then return end
@@ -171,12 +174,16 @@ end
 if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debitKey, 'compensation_id') == id then
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
-moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck)
+toOutbox(outboxKey, txKey, attempt)
+if moveDebit(debitKey, debitTokenPendingKey, recheckKey, id, debitState, now, retentionSeconds, watchUntil, firstRecheck) then
+  toOutbox(outboxKey, debitKey)
+end
 
 if deadRefund then
   redis.call('HSET', refundKey, 'state', 'succeeded', 'last_code', '1', 'note', nothingReversedNote, 'updated_at', now)
   redis.call('HDEL', refundKey, 'error')
   releaseFinal(refundKey, roundKey, pendingKey, refundTokenPendingKey, deadKey, recheckKey, refundAttemptsKey, deadRefund, retentionSeconds)
+  toOutbox(outboxKey, refundKey)
 end
 
 -- A refund refused for good that stood in for a debit's compensation: the debit's own compensation

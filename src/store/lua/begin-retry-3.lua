@@ -1,7 +1,7 @@
 --[[
   A worker's retry run, first step: reads the record and, when the run may go straight to its
   wallet attempt, starts that attempt in the same step (one round trip instead of a read and a
-  compare-and-set). The attempt starts exactly as settle-14 starts it for the worker (attempts + 1,
+  compare-and-set). The attempt starts exactly as settle-15 starts it for the worker (attempts + 1,
   the placeholder 'u' in the history, in flight until, the pending index's next check), and only
   when every check the worker makes before an attempt passes with nothing for it to do:
 
@@ -20,6 +20,7 @@
   Input:
     KEYS[1] transaction record
     KEYS[2] pending index
+    KEYS[3] the ledger outbox (the record itself when no ledger is kept)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   transaction id
@@ -38,6 +39,10 @@
     {'read', field/value pairs...}      the record; nothing changed
 ]]
 local txKey, pendingKey = KEYS[1], KEYS[2]
+local outboxKey = KEYS[3] ~= txKey and KEYS[3] or nil
+
+--- @include "includes/ledger-outbox"
+
 local args = cjson.decode(ARGV[1])
 local id, now, mayStart, inFlightUntil, nextCheckAt = args[1], tonumber(args[2]), args[3] == '1', args[4], args[5]
 local plainCodes, delayList = args[6], args[7]
@@ -83,5 +88,6 @@ redis.call('HSET', txKey, 'updated_at', args[2], 'state', 'pending', 'attempts',
   'history', history == '' and 'u' or (history .. ',u'), 'in_flight_until', inFlightUntil)
 redis.call('PERSIST', txKey)
 redis.call('ZADD', pendingKey, nextCheckAt, id)
+toOutbox(outboxKey, txKey)
 table.insert(rec, 1, 'started')
 return rec

@@ -14,6 +14,7 @@
     KEYS[8] time index (operators)
     KEYS[9] the player's recent records (operators)
     KEYS[10] the bet a win or refund names (a bet: its own record again)
+    KEYS[11] the ledger outbox (the record itself when no ledger is kept)
 
     ARGV[1]  the arguments below as one JSON array of strings (args[n]):
     [1]   kind: debit | credit | rollback
@@ -41,6 +42,7 @@
 ]]
 local txKey, roundKey, sessionKey, pendingKey, tokenPendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local tokenKey, tokenSessionsKey, timeKey, playerKey, betKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local outboxKey = KEYS[11] ~= txKey and KEYS[11] or nil
 local args = cjson.decode(ARGV[1])
 local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[4] == '1'
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
@@ -51,13 +53,17 @@ local FIRST_FIELD = 15
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
 --- @include "includes/record-indexes"
+--- @include "includes/ledger-outbox"
 
 local existing = redis.call('HGET', txKey, 'body_hash')
+-- A record claimed afresh over a reclaimable one goes on numbering its ledger changes (it is no late repeat).
+local priorChanges = nil
 if existing then
   if existing ~= bodyHash then return {'conflict'} end
   -- A bet refused unsent because its claim was not durable ("safe to repeat"): claimed afresh. It
   -- gave its round back and left every index when it was refused.
   if redis.call('HGET', txKey, 'reclaim') == '1' then
+    priorChanges = redis.call('HGET', txKey, 'change_no')
     redis.call('DEL', txKey)
   else
     local rec = redis.call('HGETALL', txKey)
@@ -112,6 +118,7 @@ else
 end
 
 redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
+if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
 indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
@@ -131,6 +138,7 @@ else
   redis.call('HINCRBY', roundKey, 'wins', 1)
 end
 if closesRound then redis.call('HSET', roundKey, 'closed_by', id) end
+toOutbox(outboxKey, txKey)
 redis.call('EXPIRE', roundKey, retentionSeconds)
 -- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
 if sessionTtl ~= '' and sessionState ~= 'ending' then

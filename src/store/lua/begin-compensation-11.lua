@@ -24,6 +24,7 @@
     KEYS[8] the player's recent records (operators)
     KEYS[9] token's watched debits
     KEYS[10] the round's engine refund, when the caller read one there (the compensation record otherwise)
+    KEYS[11] the ledger outbox (the debit record itself when no ledger is kept)
 
     ARGV[1] debit id
     ARGV[2] compensation id
@@ -45,6 +46,7 @@
 ]]
 local debitKey, compKey, roundKey, pendingKey, tokenPendingKey, recheckKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local timeKey, playerKey, tokenWatchKey, refundKey = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local outboxKey = KEYS[11] ~= debitKey and KEYS[11] or nil
 local debitId, compId, leaseUntil, retentionSeconds, expectedState = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local createdAt, playerCap, standIn, declaredRefund, debitFieldCount = ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local FIRST_DEBIT_FIELD = 11
@@ -54,6 +56,7 @@ local firstCompField = FIRST_DEBIT_FIELD + debitFieldCount
 --- @include "includes/record-indexes"
 --- @include "includes/set-fields"
 --- @include "includes/drop-body"
+--- @include "includes/ledger-outbox"
 
 local state = redis.call('HGET', debitKey, 'state')
 if state ~= expectedState then return {'not_pending', state or ''} end
@@ -83,6 +86,7 @@ if debitState == 'compensated' then
   removePending(pendingKey, tokenPendingKey, debitId)
   redis.call('EXPIRE', debitKey, retentionSeconds)
   dropBody(debitKey)
+  toOutbox(outboxKey, debitKey)
   return {result, compId}
 end
 redis.call('PERSIST', debitKey)
@@ -104,5 +108,7 @@ if result == 'created' and redis.call('EXISTS', compKey) == 0 then
   redis.call('HINCRBY', roundKey, 'open', 1)
   redis.call('HSET', roundKey, 'rollback', compId, 'closed_by', compId)
   redis.call('EXPIRE', roundKey, retentionSeconds)
+  toOutbox(outboxKey, compKey)
 end
+toOutbox(outboxKey, debitKey)
 return {result, compId}

@@ -1,0 +1,181 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { RedisClient } from '../store/redis';
+import type { Logger } from '../observability/logger';
+import { throttledErrorLog } from '../observability/error-events';
+import type { LedgerDb } from './db';
+import { migrate } from './migrate';
+import { dropExpiredMonths, oldestKeptMonth } from './partitions';
+import { rowOf, type AuditRow, type ChangeRow } from './rows';
+import { writeBatch } from './writer';
+
+/**
+ * Drains the ledger outboxes (one stream per wallet and shard) into PostgreSQL with a consumer
+ * group: each worker process is a consumer. An entry is acknowledged (XACK) and deleted (XDEL)
+ * only after the transaction holding its row committed, so a worker killed mid-batch leaves its
+ * entries pending; another worker claims them (XAUTOCLAIM) once they sat idle for `claimIdleMs`,
+ * and writes them again, which changes nothing (writes are idempotent). While PostgreSQL is down
+ * nothing is acknowledged: the outbox grows, and drains in order (own pending entries first, by
+ * id) once a write succeeds again.
+ */
+
+export const LEDGER_GROUP = 'ledger';
+
+export interface OutboxSource {
+  readonly wallet: string;
+  readonly shard: number;
+  readonly key: string;
+}
+
+export interface LedgerDrainOptions {
+  readonly redis: RedisClient;
+  readonly db: LedgerDb;
+  readonly sources: readonly OutboxSource[];
+  readonly retentionDays: number;
+  readonly logger: Logger;
+  /** Entries read per stream per step. Default 500. */
+  readonly batch?: number;
+  /** A pending entry idle this long belongs to a consumer taken for dead. Default 60 s. */
+  readonly claimIdleMs?: number;
+  /** Pause when every outbox was empty. Default 200 ms. */
+  readonly idleMs?: number;
+  /** How often old months are dropped. Default 1 h. */
+  readonly retentionEveryMs?: number;
+  readonly now?: () => number;
+}
+
+export interface LedgerDrain {
+  /** Resolves once the schema is current (the migrations ran); the drain itself runs in the background. */
+  readonly ready: Promise<void>;
+  /** One pass over every outbox (tests); returns the entries acknowledged. */
+  drainOnce(): Promise<number>;
+  /** Drops the months past the retention now; returns the partitions dropped. */
+  applyRetention(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+type StreamEntries = [string, string[]][];
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+
+export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
+  const { redis, db, sources, logger } = options;
+  const batch = options.batch ?? 500;
+  const claimIdleMs = options.claimIdleMs ?? 60_000;
+  const idleMs = options.idleMs ?? 200;
+  const retentionEveryMs = options.retentionEveryMs ?? 3_600_000;
+  const now = options.now ?? Date.now;
+  const consumer = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const stop = new AbortController();
+  const logError = throttledErrorLog(logger, 'ledger write failed: the outbox keeps the changes until PostgreSQL takes them');
+  const months = new Set<number>();
+  const grouped = new Set<string>();
+  let lastRetention = Number.NEGATIVE_INFINITY;
+
+  async function ensureGroup(key: string): Promise<void> {
+    if (grouped.has(key)) return;
+    try {
+      await redis.xgroup('CREATE', key, LEDGER_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+    }
+    grouped.add(key);
+  }
+
+  /** Entries to write from one outbox: a dead consumer's first, then this consumer's own pending, then new ones. */
+  async function take(source: OutboxSource): Promise<StreamEntries> {
+    await ensureGroup(source.key);
+    const claimed = (await redis.xautoclaim(source.key, LEDGER_GROUP, consumer, claimIdleMs, '0-0', 'COUNT', batch)) as [string, StreamEntries, string[]?];
+    // Entries deleted meanwhile come back as nil fields; they were written already.
+    const fromDead = claimed[1].filter((e) => e[1] !== null);
+    if (fromDead.length > 0) return fromDead;
+    const read = async (from: string): Promise<StreamEntries> => {
+      const reply = (await redis.xreadgroup('GROUP', LEDGER_GROUP, consumer, 'COUNT', batch, 'STREAMS', source.key, from)) as [string, StreamEntries][] | null;
+      return (reply?.[0]?.[1] ?? []).filter((e) => e[1] !== null);
+    };
+    const own = await read('0');
+    return own.length > 0 ? own : read('>');
+  }
+
+  async function drainSource(source: OutboxSource): Promise<number> {
+    const entries = await take(source);
+    if (entries.length === 0) return 0;
+    const changes: ChangeRow[] = [];
+    const audits: AuditRow[] = [];
+    for (const [id, flat] of entries) {
+      const row = rowOf(source.wallet, source.shard, id, flat);
+      if (row?.type === 'change') changes.push(row.row);
+      else if (row?.type === 'audit') audits.push(row.row);
+      else logger.warn({ wallet: source.wallet, shard: source.shard, entry: id }, 'ledger outbox entry of an unknown kind: acknowledged without a row');
+    }
+    await writeBatch(db, changes, audits, oldestKeptMonth(now(), options.retentionDays), months);
+    const ids = entries.map(([id]) => id);
+    await redis.multi().xack(source.key, LEDGER_GROUP, ...ids).xdel(source.key, ...ids).exec();
+    return ids.length;
+  }
+
+  async function drainOnce(): Promise<number> {
+    let done = 0;
+    for (const source of sources) done += await drainSource(source);
+    return done;
+  }
+
+  async function applyRetention(): Promise<string[]> {
+    const dropped = await dropExpiredMonths(db, now(), options.retentionDays);
+    if (dropped.length > 0) logger.info({ dropped, retention_days: options.retentionDays }, 'ledger months past the retention dropped');
+    return dropped;
+  }
+
+  async function migrateUntilDone(): Promise<void> {
+    for (let wait = 1_000; !stop.signal.aborted; wait = Math.min(wait * 2, 30_000)) {
+      try {
+        const applied = await migrate(db);
+        logger.info({ applied }, applied.length > 0 ? 'ledger migrations applied' : 'ledger schema current');
+        return;
+      } catch (err) {
+        logError(err as Error);
+        await sleep(wait, stop.signal);
+      }
+    }
+  }
+
+  const ready = migrateUntilDone();
+
+  const loop = (async () => {
+    await ready;
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      try {
+        if (now() - lastRetention >= retentionEveryMs) {
+          await applyRetention();
+          lastRetention = now();
+        }
+        const done = await drainOnce();
+        failures = 0;
+        if (done === 0) await sleep(idleMs, stop.signal);
+      } catch (err) {
+        logError(err as Error);
+        failures += 1;
+        await sleep(Math.min(250 * 2 ** Math.min(failures, 6), 10_000), stop.signal);
+      }
+    }
+  })();
+
+  return {
+    ready,
+    drainOnce,
+    applyRetention,
+    async close() {
+      stop.abort();
+      await loop;
+    },
+  };
+}
