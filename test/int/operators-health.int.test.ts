@@ -152,7 +152,7 @@ describe('GET /readyz', () => {
     });
     const app = express();
     app.use(createOperatorRouter({ readiness, metrics, logger }));
-    const body = (wallets: Record<string, string>, wallet = 'up') => ({ status: 'ready', failed: [], checks: { redis: 'up', wallet }, wallets, checked_at: expect.any(String) });
+    const body = (wallets: Record<string, string>, wallet = 'up') => ({ status: 'ready', failed: [], checks: { redis: 'up', wallet }, wallets, ledger: NO_LEDGER, checked_at: expect.any(String) });
 
     expect((await request(app).get('/readyz').expect(200)).body).toEqual(body({ default: 'up', 'casino-b': 'up' }));
     simB.faults.unhealthy(true);
@@ -167,7 +167,7 @@ describe('GET /readyz', () => {
 
     sim.faults.unhealthy(true);
     const none = await request(app).get('/readyz').expect(503);
-    expect(none.body).toEqual({ status: 'unready', failed: ['wallet'], checks: { redis: 'up', wallet: 'down' }, wallets: { default: 'down', 'casino-b': 'open' }, checked_at: expect.any(String) });
+    expect(none.body).toEqual({ status: 'unready', failed: ['wallet'], checks: { redis: 'up', wallet: 'down' }, wallets: { default: 'down', 'casino-b': 'open' }, ledger: NO_LEDGER, checked_at: expect.any(String) });
 
     // Each change of the wallets down while ready is logged once, with why; never in the body.
     const logged = lines.map((line) => JSON.parse(line) as { msg: string; wallets?: Record<string, { detail: string }> });
