@@ -20,7 +20,7 @@ import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
-import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
+import { createAdminRouter, type AdminDeps, type WalletAdmin, type WalletOverview } from './admin';
 import type { ConsoleDeps } from './console';
 
 /**
@@ -204,6 +204,8 @@ export interface OperatorWiring {
   wallets: readonly OperatorWallet[];
   /** The id of the home wallet (the one `transactions`, `queues` … above are of). */
   homeWallet: string;
+  /** POST /admin/api/registry/reload (contract 11); absent: not served. */
+  reloadRegistry?: AdminDeps['reloadRegistry'];
 }
 
 /** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
@@ -325,6 +327,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       logger: adminLogger,
       console: operatorConsole,
       wallets: walletOverview(w.wallets),
+      reloadRegistry: w.reloadRegistry,
     }),
   ];
 }
