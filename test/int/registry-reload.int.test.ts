@@ -17,7 +17,7 @@ import { Code } from '../../src/wallet/codes';
 import { body, newPlayerId, uniqueId } from '../support/gateway-harness';
 import { logSink } from '../support/log-sink';
 import { deletePrefix, redisUrl, testPrefix } from '../support/prefix';
-import { startWorkerProcess } from '../support/processes';
+import { spawnEntry, startWorkerProcess } from '../support/processes';
 
 /**
  * Reload without restart (contract 11), through the real gateway, a real worker process and real
@@ -309,6 +309,23 @@ describe('SIGHUP', () => {
     expect(worker_).toMatchObject({ ok: true, added: [] });
     expect((await launch('casino-d')).status).toBe(200);
   });
+});
+
+describe('SIGHUP to the gateway command', () => {
+  it('with GATEWAY_PROCESSES=2 the primary passes it on, and each gateway process reloads', async () => {
+    const gatewayProcess = await spawnEntry('src/main/gateway.ts', { REDIS_URL: redisUrl(), QUEUE_PREFIX: prefix, WALLETS_FILE: file, PORT: '0', GATEWAY_PROCESSES: '2', LOG_LEVEL: 'info' });
+    try {
+      const output = () => gatewayProcess.output();
+      const count = (needle: string) => output().split(needle).length - 1;
+      await waitFor('both gateway processes listen', () => count('"msg":"gateway listening"') === 2, 30_000, { alive: () => gatewayProcess.isRunning(), context: output });
+      writeRegistry(['default', 'casino-b', 'casino-c', 'casino-d', 'casino-e'], [KEYS.x2], B_CHANGED);
+      process.kill(gatewayProcess.pid, 'SIGHUP');
+      await waitFor('both gateway processes reload', () => count('"msg":"registry reloaded"') === 2 && output().includes('"casino-e"]'), 15_000, { alive: () => gatewayProcess.isRunning(), context: output });
+      expect(gatewayProcess.isRunning()).toBe(true);
+    } finally {
+      await gatewayProcess.stop();
+    }
+  }, 60_000);
 });
 
 describe('secrets', () => {
