@@ -355,7 +355,11 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     },
   });
   const bus = await startReloadBus({ redis, prefix: config.QUEUE_PREFIX, self: processId('worker'), reload: () => reloader.reload(), logger });
-  closers.defer('reload subscription', () => bus.close());
+  closers.defer('reload subscription', async () => {
+    await bus.close();
+    // A SIGHUP's reload under way ends before the wallets close.
+    await reloader.idle();
+  });
   logger.info(
     { prefix: config.QUEUE_PREFIX, wallets: registry.wallets.map((w) => w.id), shards: config.redisShards, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...home.locks },
     'worker started',

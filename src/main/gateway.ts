@@ -212,7 +212,11 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   let operators = buildOperators();
   // Subscribed once everything a reload swaps exists; closed right after the server stops taking requests.
   const bus = await startReloadBus({ redis, prefix: config.QUEUE_PREFIX, self: processId('gateway'), reload: () => reloader.reload(), logger });
-  closers.defer('reload subscription', () => bus.close());
+  closers.defer('reload subscription', async () => {
+    await bus.close();
+    // A SIGHUP's reload under way ends before the wallets close.
+    await reloader.idle();
+  });
   // The operators' routes are built over the wallets of the registry; a reload builds them again.
   const extraRouters = [(req: Request, res: Response, next: NextFunction) => operators(req, res, next), ...demoGame];
   const app = createApp({ routing: createRouting(engines), engines: () => registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });

@@ -25,7 +25,7 @@ export interface ProcessAnswer {
 export interface ReloadBus {
   /** Asks every process present to reload, and gives each one's answer. */
   requestAll(): Promise<ProcessAnswer[]>;
-  /** Leaves: unsubscribes, drops the presence, closes the subscriber connection. */
+  /** Leaves: takes no new request, waits for the answer under way, drops the presence, closes the subscriber connection. */
   close(): Promise<void>;
 }
 
@@ -72,11 +72,15 @@ export async function startReloadBus(deps: ReloadBusDeps): Promise<ReloadBus> {
   }, PRESENCE_RENEW_MS);
   timer.unref();
 
+  const answering = new Set<Promise<void>>();
+  let closing = false;
   subscriber.on('message', (from: string, text: string) => {
     if (from === channel) {
       const parsed = requestSchema.safeParse(safeJson(text));
-      if (!parsed.success) return;
-      void answer(parsed.data.reply);
+      if (!parsed.success || closing) return;
+      const answered = answer(parsed.data.reply);
+      answering.add(answered);
+      void answered.finally(() => answering.delete(answered));
       return;
     }
     const deliver = replies.get(from);
@@ -125,7 +129,10 @@ export async function startReloadBus(deps: ReloadBusDeps): Promise<ReloadBus> {
       return [...answers.values(), ...silent];
     },
     async close() {
+      closing = true;
       clearInterval(timer);
+      // A reload under way finishes (and answers) before the process closes what it opened.
+      await Promise.all([...answering]);
       await redis.zrem(presenceKey, member).catch(() => undefined);
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

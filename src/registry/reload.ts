@@ -41,6 +41,8 @@ export interface Reloader {
    * it asks every process), and the wallets to remove stay marked retired when it passes.
    */
   reload(options?: { readonly checkOnly?: boolean }): Promise<ReloadResult>;
+  /** Resolves once no reload runs or waits (a close waits for it: nothing opens after the close). */
+  idle(): Promise<void>;
 }
 
 const refused = (code: ErrorCode, message?: string, extra: { in_use?: readonly WalletUse[] } = {}): ReloadResult => {
@@ -105,6 +107,13 @@ export function createReloader(deps: ReloaderDeps): Reloader {
       const run = queue.then(() => once(options.checkOnly === true));
       queue = run.catch(() => undefined);
       return run;
+    },
+    async idle() {
+      let seen: Promise<unknown>;
+      do {
+        seen = queue;
+        await seen;
+      } while (seen !== queue);
     },
   };
 }
