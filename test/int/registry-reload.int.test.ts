@@ -159,7 +159,6 @@ describe('POST /admin/api/registry/reload', () => {
   });
 
   it('a broken file is refused whole: 422 naming the field, no value; the old registry keeps serving and no process is asked', async () => {
-    const before = worker.output().length;
     writeFileSync(
       file,
       JSON.stringify({
@@ -185,8 +184,11 @@ describe('POST /admin/api/registry/reload', () => {
     const launched = await launch('casino-c');
     expect(launched.status).toBe(200);
     expect((await call(KEYS.x2, sessionOf(launched), 'balance')).status).toBe(200);
-    expect(worker.output().slice(before)).not.toContain('registry reloaded');
     writeRegistry(['default', 'casino-b', 'casino-c'], [KEYS.x2], B_CHANGED);
+    // The processes still hold the registry of before: the file as it was changes nothing in any.
+    const unchanged = await reload();
+    expect(unchanged.status).toBe(200);
+    for (const p of (unchanged.body as { processes: Record<string, unknown>[] }).processes) expect(p).toMatchObject({ ok: true, added: [], removed: [], changed: [], engines_changed: [] });
   });
 
   it('refuses to remove a wallet with an open session and pending work, names it, and changes nothing', async () => {
@@ -250,6 +252,24 @@ describe('POST /admin/api/registry/reload', () => {
       await reinstateWallet(redis, layout);
       expect((await launch('casino-b', token, playerId)).status).toBe(200);
     } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a process present that does not answer in time is listed as NO_ANSWER: 503 RELOAD_INCOMPLETE, the others applied it', async () => {
+    const redis = new Redis(redisUrl());
+    // A process that keeps its presence but never answers (stuck).
+    const stuck = JSON.stringify({ kind: 'worker', pid: 999_999, host: 'stuck-host', id: 'stuck-process' });
+    try {
+      await redis.zadd(`${prefix}:registry-processes`, Date.now() + 60_000, stuck);
+      const res = await reload();
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ state: 'failed', error: { code: 'RELOAD_INCOMPLETE' } });
+      const processes = (res.body as { processes: { id: string; kind: string; ok: boolean; error?: { code: string } }[] }).processes;
+      expect(processes.find((p) => p.id === 'stuck-process')).toMatchObject({ kind: 'worker', pid: 999_999, ok: false, error: { code: 'NO_ANSWER' } });
+      expect(processes.filter((p) => p.id !== 'stuck-process').map((p) => [p.kind, p.ok]).sort()).toEqual([['gateway', true], ['worker', true]]);
+    } finally {
+      await redis.zrem(`${prefix}:registry-processes`, stuck);
       redis.disconnect();
     }
   });
