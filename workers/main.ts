@@ -28,4 +28,4 @@ async function start(): Promise<Running> {
   };
 }
 
-runUntilSignal('worker', start);
+runUntilSignal('worker', start, { reloadOnHangup: true });

@@ -87,13 +87,15 @@ export interface Running {
   readonly onStopped?: (err?: unknown) => void;
   /** Called right before the process exits (flush a buffered log). */
   readonly beforeExit?: () => void;
-  /** SIGHUP: reads the registry file again (contract 11); absent: SIGHUP is ignored. */
+  /** SIGHUP with RunOptions.reloadOnHangup: reads the registry file again (contract 11). */
   readonly reload?: () => Promise<void>;
 }
 
 export interface RunOptions {
   /** Start failures whose message says it all (printed without a stack; exit 1). */
   readonly explained?: (err: unknown) => boolean;
+  /** SIGHUP calls `Running.reload` instead of ending the process (the gateway and the worker). */
+  readonly reloadOnHangup?: boolean;
 }
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
@@ -132,12 +134,15 @@ export function runUntilSignal(name: string, start: () => Promise<Running>, opti
     }, () => undefined);
   };
   for (const signal of SIGNALS) process.on(signal, stop);
-  // Listened for from the start too: SIGHUP's default would end the process.
-  process.on('SIGHUP', () => {
-    starting.then((running) => (stopping ? undefined : running.reload?.()), () => undefined).catch((err: unknown) => {
-      process.stderr.write(`${name}: reload failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  // Listened for from the start too (SIGHUP's default would end the process), by the entries that
+  // reload; the others (dev, the simulator) still end on a hang-up, as a terminal's closing sends.
+  if (options.reloadOnHangup === true) {
+    process.on('SIGHUP', () => {
+      starting.then((running) => (stopping ? undefined : running.reload?.()), () => undefined).catch((err: unknown) => {
+        process.stderr.write(`${name}: reload failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      });
     });
-  });
+  }
   starting.catch((err: unknown) => {
     if (err instanceof ConfigError || options.explained?.(err)) {
       process.stderr.write(`${(err as Error).message}\n`);

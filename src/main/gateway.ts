@@ -354,4 +354,4 @@ async function start(): Promise<Running> {
   return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway', traced: config.tracing !== undefined }));
 }
 
-if (require.main === module) runUntilSignal('gateway', start);
+if (require.main === module) runUntilSignal('gateway', start, { reloadOnHangup: true });
