@@ -155,7 +155,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
    */
   const queuesOf = new Map<string, Queues>();
   const openWalletLane = (entry: WalletEntry, injected: WalletClient | undefined) => {
-    const closers = createClosers((step, err) => logger.error({ err, step, wallet: entry.id }, 'worker close step failed'));
+    const own = createClosers((step, err) => logger.error({ err, step, wallet: entry.id }, 'worker close step failed'));
     const layout = walletLayout(config, entry.id);
     // Its wallet series carry its `wallet` label.
     const laneMetrics = walletMetrics(metrics, entry.id);
@@ -175,9 +175,9 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       now,
       observeCalls: false,
     });
-    closers.defer(`wallet client ${entry.id}`, () => wallet.close());
-    closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
-    closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
+    own.defer(`wallet client ${entry.id}`, () => wallet.close());
+    own.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    own.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
     const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
     const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
@@ -256,12 +256,12 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     });
     const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, logger: laneLogger });
     // Graceful: the jobs in hand finish, no new one starts.
-    closers.defer(`workers ${entry.id}`, () => workers.close());
+    own.defer(`workers ${entry.id}`, () => workers.close());
     /** Takes the share of the concurrency now (a reload changed the number of lanes). */
     const reshare = (): void => {
       for (const worker of workers.workers()) worker.concurrency = perLane(worker.name === QUEUE_NAMES.retry ? config.WORKER_CONCURRENCY : 10);
     };
-    return { entry, layout, queues, upkeep, locks, reshare, deadCheckCursor: { from: 0 } as DeadCheckCursor, close: () => closers.closeAll() };
+    return { entry, layout, queues, upkeep, locks, reshare, deadCheckCursor: { from: 0 } as DeadCheckCursor, close: () => own.closeAll() };
   };
   type Lane = ReturnType<typeof openWalletLane>;
   // Live: a reload adds, replaces and drops lanes; the upkeep reads them at each run.
