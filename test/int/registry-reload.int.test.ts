@@ -120,6 +120,10 @@ describe('POST /admin/api/registry/reload', () => {
       ].sort(),
     );
 
+    // The operators' pages are built again over the new registry.
+    const listed = kept(await request(gateway.url).get('/admin/api/wallets').auth(ADMIN.user, ADMIN.password));
+    expect((listed.body as { wallets: { id: string }[] }).wallets.map((w) => w.id)).toEqual(['default', 'casino-b', 'casino-c']);
+
     const launched = await launch('casino-c');
     expect(launched.status).toBe(200);
     const sessionId = sessionOf(launched);
