@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { z } from 'zod';
 import type { RedisClient } from '../store/redis';
 import { codedError } from '../lib/error-codes';
@@ -57,7 +58,8 @@ export async function startReloadBus(deps: ReloadBusDeps): Promise<ReloadBus> {
   const member = JSON.stringify(self);
   const waitMs = deps.answerWaitMs ?? ANSWER_WAIT_MS;
   const replies = new Map<string, (answer: ProcessAnswer) => void>();
-  const subscriber = redis.duplicate();
+  // Its own connection, without auto-pipelining: a subscriber's commands go out one by one, in order.
+  const subscriber = redis instanceof Cluster ? redis.duplicate() : redis.duplicate({ enableAutoPipelining: false });
   // A subscriber connection is one of pub/sub alone; its errors are the connection's, told once each.
   subscriber.on('error', (err: unknown) => logger.debug({ err }, 'reload subscriber error'));
 
@@ -97,6 +99,7 @@ export async function startReloadBus(deps: ReloadBusDeps): Promise<ReloadBus> {
       logger.error({ err }, 'registry reload failed');
       result = { ok: false, status: 500, error: { code: 'INTERNAL_ERROR', message: 'the reload failed in this process; see its log' } };
     }
+    if (!result.ok) logger.warn({ error: result.error }, 'registry reload refused');
     await redis.publish(reply, JSON.stringify({ process: self, result })).catch((err: unknown) => logger.warn({ err }, 'reload answer not sent'));
   }
 

@@ -109,8 +109,8 @@ describe('POST /admin/api/registry/reload', () => {
     expect((await launch('casino-c')).status).toBe(404);
     writeRegistry(['default', 'casino-b', 'casino-c']);
     const res = await reload();
-    expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ state: 'reloaded', added: ['casino-c'], removed: [], changed: [] });
+    expect(res.status).toBe(200);
     // Each live process answered: this gateway and the worker process.
     const processes = (res.body as { processes: { kind: string; pid: number; ok: boolean; added: string[] }[] }).processes;
     expect(processes.map((p) => [p.kind, p.pid, p.ok, p.added]).sort()).toEqual(
