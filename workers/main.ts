@@ -5,7 +5,8 @@ import { startWorker } from './worker';
 
 /**
  * `npm run worker`: one background worker process; any number may run at once. SIGTERM/SIGINT:
- * the jobs in hand finish, no new one starts, then everything closes once (runUntilSignal).
+ * the jobs in hand finish, no new one starts, then everything closes once (runUntilSignal). SIGHUP:
+ * WALLETS_FILE is read again (contract 11).
  */
 async function start(): Promise<Running> {
   const config = loadWorkerConfig();
@@ -14,6 +15,10 @@ async function start(): Promise<Running> {
   // during the start stops the worker as soon as it has its handle.
   const worker = await startWorker({ config, logger });
   return {
+    async reload() {
+      const result = await worker.reload();
+      if (!result.ok) logger.warn({ signal: 'SIGHUP', error: result.error }, 'registry reload refused');
+    },
     close: () => worker.close(),
     onSignal: (signal) => logger.info({ signal }, 'worker stopping'),
     onStopped: (err) => {
@@ -23,4 +28,4 @@ async function start(): Promise<Running> {
   };
 }
 
-runUntilSignal('worker', start);
+runUntilSignal('worker', start, { reloadOnHangup: true });

@@ -2,6 +2,9 @@ import { Worker, type Job } from 'bullmq';
 import type { WorkerConfig } from '../src/config/env';
 import { homeWalletId, walletRules, type WalletEntry, type WalletRules } from '../src/config/registry';
 import { walletLayout } from '../src/registry/wallet-layout';
+import { createReloader, processId, type ReloadResult } from '../src/registry/reload';
+import { startReloadBus } from '../src/registry/reload-bus';
+import { planSummary } from '../src/registry/reload-plan';
 import { QUEUE_NAMES, UPKEEP_JOBS, createQueues, ensureRetryJob, subjectOfJobId, tracedProcessor, type Queues, type RetryJobData, type TerminateJobData } from '../src/duties/queues';
 import { createClosers, startWith, type Closers } from '../src/lib/lifecycle';
 import { throttledErrorLog } from '../src/observability/error-events';
@@ -86,6 +89,8 @@ export interface RunningWorker {
   deadCheckNow(): Promise<number>;
   /** The ledger's writer (contract 12); undefined without DATABASE_URL. */
   readonly ledger: LedgerDrain | undefined;
+  /** Reads WALLETS_FILE again in this process alone (SIGHUP; contract 11). */
+  reload(): Promise<ReloadResult>;
   /**
    * Graceful: the jobs in hand finish, no new one starts; then queues, Redis, the wallet client, the
    * metrics port, and the tracing SDK's flush. Once; every step runs even if one fails.
@@ -130,12 +135,12 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   }
 
   const common = { connection: bullmq, settings: { backoffStrategy } };
-  const { wallets } = config.registry;
-  const homeId = homeWalletId(config.registry);
+  let registry = config.registry;
+  const homeId = homeWalletId(registry);
   // Every worker consumes every wallet's and every shard's queues; the concurrency and the retry
   // rate are shared out over them, so N lanes do not multiply what one worker may send at once.
-  const lanes = wallets.length * config.redisShards;
-  const perLane = (total: number): number => Math.max(1, Math.ceil(total / lanes));
+  // Read when a Worker is made: a reload that adds wallets makes the next lanes' shares smaller.
+  const perLane = (total: number): number => Math.max(1, Math.ceil(total / (registry.wallets.length * config.redisShards)));
   const watched = (worker: Worker, log: Logger = logger): Worker => {
     worker.on('error', throttledErrorLog(log.child({ queue: worker.name }), 'worker error'));
     // A run that threw: a retry to come (RetryLater) is routine, the last one is not.
@@ -147,8 +152,15 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     return worker;
   };
 
-  /** One wallet's background work: its stores, queues, client and breaker, and the workers on its queues. */
-  const openWalletLane = (entry: WalletEntry) => {
+  /**
+   * One wallet's background work: its stores, queues, client and breaker, and the workers on its
+   * queues, with closers of its own (a reload opens and closes lanes while the worker runs). Its
+   * close: the workers (the jobs in hand finish), then its cap, breaker and client; its queues are
+   * closed after it when the wallet leaves (`retire`).
+   */
+  const queuesOf = new Map<string, Queues>();
+  const openWalletLane = (entry: WalletEntry, injected: WalletClient | undefined) => {
+    const own = createClosers((step, err) => logger.error({ err, step, wallet: entry.id }, 'worker close step failed'));
     const layout = walletLayout(config, entry.id);
     // Its wallet series carry its `wallet` label.
     const laneMetrics = walletMetrics(metrics, entry.id);
@@ -164,20 +176,21 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
       keys: layout.keys(0),
       logger: laneLogger,
       metrics: laneMetrics,
-      wallet: entry.id === homeId ? deps.wallet : undefined,
+      wallet: injected,
       now,
       observeCalls: false,
     });
-    closers.defer(`wallet client ${entry.id}`, () => wallet.close());
-    closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
-    closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
+    own.defer(`wallet client ${entry.id}`, () => wallet.close());
+    own.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    own.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
     const store = createTransactionStore(redis, layout, config.RECORD_RETENTION_SECONDS, now, config.DATABASE_URL !== undefined);
     // Records and token state are written on the store's connection; BullMQ's jobs are not what a send rests on.
     const durability = durabilityFor(config, [redis], layout);
     // The worker never creates or renews sessions; it ends them with their token's terminate.
     const sessions = createSessionStore(redis, layout, config.RECORD_RETENTION_SECONDS);
-    const queues = createQueues(bullmq, layout, throttledErrorLog(laneLogger, 'queue error'));
-    closers.defer(`queues ${entry.id}`, () => queues.close());
+    // Its queues depend on the key layout alone: a lane reopened for a changed wallet keeps them.
+    const queues = queuesOf.get(entry.id) ?? createQueues(bullmq, layout, throttledErrorLog(laneLogger, 'queue error'));
+    queuesOf.set(entry.id, queues);
     const locks = lockSettings(rules.WALLET_TIMEOUT_MS);
     const timings = retryTimings({ ...config, ...rules });
     const upkeep: UpkeepDeps = {
@@ -251,25 +264,51 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         },
       ];
     });
-    return { entry, layout, queues, upkeep, locks, slots, deadCheckCursor: { from: 0 } as DeadCheckCursor };
+    const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, logger: laneLogger });
+    // Graceful: the jobs in hand finish, no new one starts.
+    own.defer(`workers ${entry.id}`, () => workers.close());
+    /** Takes the share of the concurrency now (a reload changed the number of lanes). */
+    const reshare = (): void => {
+      for (const worker of workers.workers()) worker.concurrency = perLane(worker.name === QUEUE_NAMES.retry ? config.WORKER_CONCURRENCY : 10);
+    };
+    return { entry, layout, queues, upkeep, locks, reshare, deadCheckCursor: { from: 0 } as DeadCheckCursor, close: () => own.closeAll() };
   };
-  const walletLanes = wallets.map(openWalletLane);
-  const ledger = openLedger(config, redis, walletLanes.flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
-  const home = walletLanes.find((lane) => lane.entry.id === homeId)!;
+  type Lane = ReturnType<typeof openWalletLane>;
+  // Live: a reload adds, replaces and drops lanes; the upkeep reads them at each run.
+  const walletLanes = new Map<string, Lane>();
+  const retiring = new Set<Promise<void>>();
+  const retire = (lane: Lane, removed: boolean): void => {
+    const queues = removed ? queuesOf.get(lane.entry.id) : undefined;
+    if (removed) queuesOf.delete(lane.entry.id);
+    const closing = (async () => {
+      await lane.close().catch(() => undefined);
+      await queues?.close().catch((err: unknown) => logger.error({ err, step: `queues ${lane.entry.id}` }, 'worker close step failed'));
+    })();
+    retiring.add(closing);
+    void closing.finally(() => retiring.delete(closing));
+  };
+  closers.defer('wallet lanes', async () => {
+    for (const lane of walletLanes.values()) retire(lane, true);
+    walletLanes.clear();
+    await Promise.all([...retiring]);
+  });
+  for (const entry of registry.wallets) walletLanes.set(entry.id, openWalletLane(entry, entry.id === homeId ? deps.wallet : undefined));
+  const home = walletLanes.get(homeId)!;
+  // The outboxes of the wallets this process started with (a wallet added by a reload is drained after a restart).
+  const ledger = openLedger(config, redis, [...walletLanes.values()].flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
   const queues = home.queues;
 
   const sweepAll = async (signal?: AbortSignal): Promise<number> => {
     let examined = 0;
-    for (const lane of walletLanes) examined += (await sweep(lane.upkeep, signal)).examined;
+    for (const lane of [...walletLanes.values()]) examined += (await sweep(lane.upkeep, signal)).examined;
     return examined;
   };
   const deadCheckAll = async (): Promise<number> => {
     let checked = 0;
-    for (const lane of walletLanes) checked += await deadCheck(lane.upkeep, lane.deadCheckCursor);
+    for (const lane of [...walletLanes.values()]) checked += await deadCheck(lane.upkeep, lane.deadCheckCursor);
     return checked;
   };
   const slots: WorkerSlot[] = [
-    ...walletLanes.flatMap((lane) => lane.slots),
     {
       queue: queues.upkeep,
       make: () =>
@@ -284,7 +323,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   ];
   const workers = startFetchWatchdog(slots, { intervalMs: FETCH_WATCHDOG_MS, logger });
   // Graceful: the jobs in hand finish, no new one starts.
-  closers.defer('workers', () => workers.close());
+  closers.defer('upkeep worker', () => workers.close());
 
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.sweep, { every: config.SWEEP_INTERVAL_MS }, { name: UPKEEP_JOBS.sweep });
   await queues.upkeep.upsertJobScheduler(UPKEEP_JOBS.deadCheck, { every: config.DEAD_CHECK_INTERVAL_MS }, { name: UPKEEP_JOBS.deadCheck });
@@ -305,20 +344,51 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     stopFirstSweep.abort();
     return firstSweep;
   });
+  const reloader = createReloader({
+    readRegistry: config.readRegistry,
+    current: () => registry,
+    redis,
+    layoutOf: (walletId) => walletLayout(config, walletId),
+    async apply(plan) {
+      for (const entry of plan.removed) {
+        retire(walletLanes.get(entry.id)!, true);
+        walletLanes.delete(entry.id);
+      }
+      registry = plan.next;
+      for (const entry of plan.changed) {
+        // The new lane takes the next jobs; the old one finishes the jobs in hand, then closes.
+        const old = walletLanes.get(entry.id)!;
+        walletLanes.set(entry.id, openWalletLane(entry, undefined));
+        retire(old, false);
+      }
+      for (const entry of plan.added) walletLanes.set(entry.id, openWalletLane(entry, undefined));
+      for (const lane of walletLanes.values()) lane.reshare();
+      logger.info({ wallets: registry.wallets.map((w) => w.id), ...planSummary(plan) }, 'registry reloaded');
+    },
+  });
+  const bus = await startReloadBus({ redis, prefix: config.QUEUE_PREFIX, self: processId('worker'), reload: () => reloader.reload(), logger });
+  closers.defer('reload subscription', async () => {
+    await bus.close();
+    // A SIGHUP's reload under way ends before the wallets close.
+    await reloader.idle();
+  });
   logger.info(
-    { prefix: config.QUEUE_PREFIX, wallets: wallets.map((w) => w.id), shards: config.redisShards, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...home.locks },
+    { prefix: config.QUEUE_PREFIX, wallets: registry.wallets.map((w) => w.id), shards: config.redisShards, concurrency: config.WORKER_CONCURRENCY, metricsUrl: metricsServer?.url, ...home.locks },
     'worker started',
   );
 
   let closing: Promise<void> | undefined;
   return {
     queues,
-    walletQueues: new Map(walletLanes.map((lane) => [lane.entry.id, lane.queues])),
+    get walletQueues() {
+      return new Map([...walletLanes].map(([id, lane]) => [id, lane.queues]));
+    },
     metrics,
     metricsUrl: metricsServer?.url,
     sweepNow: () => sweepNow(),
     deadCheckNow: deadCheckAll,
     ledger,
+    reload: () => reloader.reload(),
     close() {
       closing ??= closers.closeAll().then(() => {
         logger.info('worker stopped');

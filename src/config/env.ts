@@ -259,6 +259,11 @@ interface Derived {
   readonly redisShards: number;
   /** The OTEL_* variables; undefined: no tracing. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * Reads and validates WALLETS_FILE again, as at start (a reload, contract 11); throws ConfigError
+   * naming the field. Undefined without WALLETS_FILE: the single-wallet variables do not change.
+   */
+  readonly readRegistry?: () => Registry;
 }
 
 export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>> & Derived;
@@ -354,13 +359,13 @@ function singleWallet(w: SingleWallet, t: z.output<z.ZodObject<typeof transport>
  * environment so one message names every bad variable. `withEngine`: the gateway's engine `default`
  * holds ENGINE_API_KEY; the worker serves no engine.
  */
-function loadWith<S extends z.ZodObject>(schema: S, env: Env, withEngine: boolean, currencyDigitsOf: (parsed: z.output<S>) => Readonly<Record<string, number>>): z.output<S> & { registry: Registry } {
+function loadWith<S extends z.ZodObject>(schema: S, env: Env, withEngine: boolean, currencyDigitsOf: (parsed: z.output<S>) => Readonly<Record<string, number>>): z.output<S> & { registry: Registry; readRegistry?: () => Registry } {
   const file = clean(env).WALLETS_FILE;
   if (file !== undefined) {
     const parsed = parseWith(schema, env);
     const t = parsed as unknown as z.output<z.ZodObject<typeof transport>>;
-    const registry = loadRegistryFile(file, env, { ...pickTransport(t), currencyDigits: currencyDigitsOf(parsed), maxTimeoutMs: WALLET_TIMEOUT_MAX_MS });
-    return { ...parsed, registry };
+    const readRegistry = (): Registry => loadRegistryFile(file, env, { ...pickTransport(t), currencyDigits: currencyDigitsOf(parsed), maxTimeoutMs: WALLET_TIMEOUT_MAX_MS });
+    return { ...parsed, registry: readRegistry(), readRegistry };
   }
   const single = withEngine ? schema.extend({ ...wallet, ...engine }) : schema.extend(wallet);
   const parsed = parseWith(single, env) as z.output<S> & SingleWallet & Partial<z.output<z.ZodObject<typeof engine>>>;

@@ -1,3 +1,4 @@
+import { codedError } from '../lib/error-codes';
 import { errorFor } from '../duties/settlement';
 import { fieldIssues, launchQuery } from './schemas';
 import { NO_CONTEXT, errors, type EngineDeps, type LaunchResult, type RequestContext } from './types';
@@ -48,6 +49,8 @@ export function createLaunch(deps: EngineDeps): Launch {
     );
     // The token's terminate was decided already: a session on it could not play (contract 5.6).
     if (created.kind === 'token_ended') return { kind: 'failed', error: errors.sessionEnded() };
+    // The wallet is being removed from the registry (contract 11): as if it were gone already.
+    if (created.kind === 'retired') return { kind: 'failed', error: codedError('WALLET_NOT_FOUND') };
     if (created.kind === 'full') {
       return { kind: 'failed', error: errors.tooManyLaunches(`this token holds ${config.TOKEN_SESSION_CAP} sessions; end one (or let one expire) first`) };
     }

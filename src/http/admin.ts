@@ -54,6 +54,8 @@ export interface AdminDeps {
   wallets(): Promise<readonly WalletOverview[]>;
   /** The ledger's history API (/admin/api/history); absent: not served. */
   history?: HistoryDeps;
+  /** POST /admin/api/registry/reload: every process of the deployment reads WALLETS_FILE again (contract 11). */
+  reloadRegistry?: () => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
 }
 
 /** The transactions API's view of one wallet. */
@@ -310,6 +312,15 @@ export function createAdminRouter(deps: AdminDeps): Router {
   router.get(`${ADMIN_BASE_PATH}/api/wallets`, async (_req: Request, res: Response) => {
     sendJson(res, 200, { wallets: await deps.wallets() });
   });
+
+  const reloadRegistry = deps.reloadRegistry;
+  if (reloadRegistry !== undefined) {
+    router.post(`${ADMIN_BASE_PATH}/api/registry/reload`, async (_req: Request, res: Response) => {
+      const { status, body } = await reloadRegistry();
+      audit(res, 'registry-reload', { status, state: body.state });
+      sendJson(res, status, body);
+    });
+  }
 
   router.post(`${ADMIN_BASE_PATH}/transactions/redrive`, express.json({ limit: '4kb' }), async (req: Request, res: Response) => {
     const wallet = walletOf(req, res);

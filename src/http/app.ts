@@ -14,8 +14,8 @@ import { sendError, sendJson } from './respond';
 
 export interface AppDeps {
   readonly routing: Routing;
-  /** The registry's engines (their keys and wallets). */
-  readonly engines: readonly EngineEntry[];
+  /** The registry's engines now (their keys and wallets; a reload gives a new list). */
+  readonly engines: () => readonly EngineEntry[];
   readonly logger: Logger;
   readonly metrics?: Metrics;
   /**

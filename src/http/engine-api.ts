@@ -25,8 +25,11 @@ const ENGINE_API_PREFIX = '/engine/v1/';
 
 export interface EngineApiDeps {
   readonly routing: Routing;
-  /** The registry's engines: a request's Bearer key tells which one calls, and so its wallets. */
-  readonly engines: readonly EngineEntry[];
+  /**
+   * The registry's engines now: a request's Bearer key tells which one calls, and so its wallets.
+   * A reload (contract 11) gives a new list; the keys and scopes are worked out again from it.
+   */
+  readonly engines: () => readonly EngineEntry[];
   readonly logger: Logger;
   readonly log: RequestLog;
   /** The body deadline; default BODY_TIMEOUT_MS (the contract's 10 s). */
@@ -111,8 +114,19 @@ export function isEngineApiRequest(url: string | undefined): boolean {
 export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { logger, log } = deps;
   const table = routes();
-  const scopes = new Map(deps.engines.map((entry) => [entry, deps.routing.scopeOf(entry)]));
-  const callerOf = bearerOwner(deps.engines);
+  let seen: readonly EngineEntry[] | undefined;
+  let scopes = new Map<EngineEntry, ScopedEngine>();
+  let callerOf: (header: string | undefined) => EngineEntry | undefined = () => undefined;
+  /** Whose key a header carries, in the engines of the registry now (an identity check per request). */
+  const callerNow = (header: string | undefined): EngineEntry | undefined => {
+    const engines = deps.engines();
+    if (engines !== seen) {
+      seen = engines;
+      scopes = new Map(engines.map((entry) => [entry, deps.routing.scopeOf(entry)]));
+      callerOf = bearerOwner(engines);
+    }
+    return callerOf(header);
+  };
   // Decided once: with tracing off a request makes no span.
   const traced = tracingOn();
 
@@ -147,7 +161,7 @@ export function engineApi(deps: EngineApiDeps): (req: IncomingMessage, res: Serv
       if (answered) writeJson(res, reply.status, reply.body, requestId);
       log({ requestId, method: req.method, path, route, status: reply.status, startedAt, answered, wallet });
     };
-    const caller = callerOf(req.headers.authorization);
+    const caller = callerNow(req.headers.authorization);
     const found = match(table, req.method, path);
     if (caller === undefined) {
       req.resume();

@@ -20,7 +20,7 @@ import type { TransactionStore } from '../store/transactions';
 import type { WalletClient } from '../wallet/protocol';
 import { createAuditTrail } from '../store/audit';
 import type { SessionStore } from '../store/sessions';
-import { createAdminRouter, type WalletAdmin, type WalletOverview } from './admin';
+import { createAdminRouter, type AdminDeps, type WalletAdmin, type WalletOverview } from './admin';
 import { ledgerLag, type LedgerLag } from '../ledger/status';
 import type { LedgerDb } from '../ledger/db';
 import { createLedgerMetrics, LEDGER_SERIES } from '../observability/ledger-metrics';
@@ -259,6 +259,8 @@ export interface OperatorWiring {
   homeWallet: string;
   /** The ledger's reading connections (contract 12); undefined without DATABASE_URL. */
   ledgerDb?: LedgerDb;
+  /** POST /admin/api/registry/reload (contract 11); absent: not served. */
+  reloadRegistry?: AdminDeps['reloadRegistry'];
 }
 
 /** One wallet of the registry as the operators' routes reach it: its list entry and its transactions API. */
@@ -390,6 +392,7 @@ export function operatorRouters(w: OperatorWiring): Router[] {
       console: operatorConsole,
       wallets: walletOverview(w.wallets),
       history: { db: w.ledgerDb, homeWallet: w.homeWallet, logger: adminLogger },
+      reloadRegistry: w.reloadRegistry,
     }),
   ];
 }

@@ -23,7 +23,10 @@ export const ERROR_CODES = {
   AMBIGUOUS_TRANSACTION: { status: 409, message: 'this transaction_id is held in several of your wallets; repeat with ?wallet=<id>' },
   BET_NOT_OPEN: { status: 409, message: 'the bet was refused, refunded or rolled back, or (for a refund) already has a win' },
   NOT_DEAD: { status: 409, message: 'only a dead transaction can be redriven' },
+  NOTHING_TO_RELOAD: { status: 409, message: 'no WALLETS_FILE: the single-wallet variables are read at start only' },
+  WALLET_IN_USE: { status: 409, message: 'a wallet with open sessions or unfinished or dead work cannot be removed' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'the body is too large' },
+  REGISTRY_INVALID: { status: 422, message: 'WALLETS_FILE does not parse or validate; nothing was changed' },
   BET_NOT_FOUND: { status: 422, message: 'no bet with this bet_transaction_id was recorded for this player and round' },
   CURRENCY_MISMATCH: { status: 422, message: "not in the bet's currency" },
   // The status of a wallet refusal is the spec's for its wallet code; 422 is the fallback.
@@ -32,6 +35,7 @@ export const ERROR_CODES = {
   TOO_MANY_LAUNCHES: { status: 429, message: 'too many launches with this token' },
   INTERNAL_ERROR: { status: 500, message: 'internal error; the request may be repeated with the same body' },
   DEMO_FAULT_FAILED: { status: 502, message: 'the simulator fault API did not work' },
+  RELOAD_INCOMPLETE: { status: 503, message: 'not every process applied the reload; repeat it once they answer' },
   WALLET_UNAVAILABLE: { status: 503, message: 'wallet outcome unknown' },
   NOT_DURABLE: { status: 503, message: 'Redis replicas did not acknowledge the outcome in time; safe to repeat with the same body' },
   LEDGER_UNAVAILABLE: { status: 503, message: 'the ledger (PostgreSQL) did not answer; repeat shortly' },

@@ -8,7 +8,7 @@ import { ConfigError } from './config-error';
  *   that throws is reported and the steps after it still run, so a failing close never leaves Redis,
  *   the wallet pool or a port open. A start that fails half-way closes what it had opened.
  * - `runUntilSignal` for the process entries: SIGTERM/SIGINT stop the process once, in order, and
- *   the exit code says how it ended (EXIT_CODES).
+ *   the exit code says how it ended (EXIT_CODES); SIGHUP asks it to reload (`Running.reload`).
  */
 export type CloseStep = () => Promise<unknown> | void;
 
@@ -87,11 +87,15 @@ export interface Running {
   readonly onStopped?: (err?: unknown) => void;
   /** Called right before the process exits (flush a buffered log). */
   readonly beforeExit?: () => void;
+  /** SIGHUP with RunOptions.reloadOnHangup: reads the registry file again (contract 11). */
+  readonly reload?: () => Promise<void>;
 }
 
 export interface RunOptions {
   /** Start failures whose message says it all (printed without a stack; exit 1). */
   readonly explained?: (err: unknown) => boolean;
+  /** SIGHUP calls `Running.reload` instead of ending the process (the gateway and the worker). */
+  readonly reloadOnHangup?: boolean;
 }
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
@@ -130,6 +134,15 @@ export function runUntilSignal(name: string, start: () => Promise<Running>, opti
     }, () => undefined);
   };
   for (const signal of SIGNALS) process.on(signal, stop);
+  // Listened for from the start too (SIGHUP's default would end the process), by the entries that
+  // reload; the others (dev, the simulator) still end on a hang-up, as a terminal's closing sends.
+  if (options.reloadOnHangup === true) {
+    process.on('SIGHUP', () => {
+      starting.then((running) => (stopping ? undefined : running.reload?.()), () => undefined).catch((err: unknown) => {
+        process.stderr.write(`${name}: reload failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      });
+    });
+  }
   starting.catch((err: unknown) => {
     if (err instanceof ConfigError || options.explained?.(err)) {
       process.stderr.write(`${(err as Error).message}\n`);

@@ -12,6 +12,11 @@ import { createEngine, type Engine } from '../engine';
 import { createRouting } from '../engine/routing';
 import { walletLayout, walletOfSessionId } from '../registry/wallet-layout';
 import { createApp, createAppServer } from '../http/app';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { createReloader, processId, type ReloadResult } from '../registry/reload';
+import { reloadDeployment, startReloadBus } from '../registry/reload-bus';
+import { planSummary } from '../registry/reload-plan';
+import { reinstateWallet } from '../registry/wallet-retire';
 import { demoGameRouter } from '../http/demo-game';
 import { operatorRouters } from '../http/operators';
 import { createClosers, runUntilSignal, startWith, type Closers, type Running } from '../lib/lifecycle';
@@ -41,7 +46,9 @@ export interface RunningGateway {
   readonly metrics: Metrics;
   /** What the app runs on, for the process that embeds it (dev, tests) to look at. */
   readonly parts: GatewayParts;
-  /** Server (draining) → queues → wallet client → Redis → tracing; once, every step even if one fails. */
+  /** Reads WALLETS_FILE again in this process alone (SIGHUP; contract 11). */
+  reload(): Promise<ReloadResult>;
+  /** Server (draining) → reload subscription → queues → wallet client → Redis → tracing; once, every step even if one fails. */
   close(): Promise<void>;
 }
 
@@ -103,14 +110,24 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   const bullRedis = createRedis(target, { forBullmq: true, name: 'gateway-queues', onError: throttledErrorLog(logger, 'redis error (queue connection)') });
   closers.defer('queue redis', () => closeRedis(bullRedis));
   const metrics = options.metrics ?? createMetrics();
-  const { registry } = config;
+  let registry = config.registry;
   const homeId = homeWalletId(registry);
   // The ledger's reads (history API, lookups past Redis's retention); the money path never touches PostgreSQL.
   const ledgerDb = config.DATABASE_URL === undefined ? undefined : openLedgerDb(config.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 });
   if (ledgerDb !== undefined) closers.defer('ledger database', () => ledgerDb.end());
+  // Live maps: a reload (contract 11) adds, replaces and drops entries; routing reads them per call.
   const wallets = new Map<string, WalletParts>();
   const engines = new Map<string, Engine>();
-  for (const entry of registry.wallets) {
+  const closersOf = new Map<string, Closers>();
+  // A wallet's queues depend on its key layout alone: a changed wallet keeps them, so a request still
+  // on the old client queues its retries and compensations on open queues.
+  const dutiesOf = new Map<string, QueueDuties>();
+  /** Wallets replaced or removed by a reload: closed once their calls in flight ended (undici's close waits for them). */
+  const retiring = new Set<Promise<void>>();
+
+  /** One wallet's world, with closers of its own: a reload may open and close it while the gateway runs. */
+  const openWallet = (entry: WalletEntry, injected: WalletClient | undefined): void => {
+    const own = createClosers((step, err) => logger.error({ err, step, wallet: entry.id }, 'gateway close step failed'));
     const layout = walletLayout(config, entry.id);
     // Every line about this wallet's sessions, transactions and calls names it.
     const walletLogger = logger.child({ wallet: entry.id });
@@ -125,20 +142,40 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
       keys: layout.keys(0),
       logger: walletLogger,
       metrics: walletMetrics(metrics, entry.id),
-      wallet: entry.id === homeId ? options.wallet : undefined,
+      wallet: injected,
       observeCalls: true,
     });
-    closers.defer(`wallet client ${entry.id}`, () => wallet.close());
-    closers.defer(`wallet breaker ${entry.id}`, () => breaker.close());
-    closers.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
-    const duties = createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
-    closers.defer(`queues ${entry.id}`, () => duties.close());
+    own.defer(`wallet client ${entry.id}`, () => wallet.close());
+    own.defer(`wallet breaker ${entry.id}`, () => breaker.close());
+    own.defer(`wallet in-flight cap ${entry.id}`, () => cap.close());
+    const duties = dutiesOf.get(entry.id) ?? createDuties({ connection: bullRedis, layout, onError: throttledErrorLog(logger, 'queue error') });
+    dutiesOf.set(entry.id, duties);
     // WAIT on both connections that write an answer's state: the store's (records) and BullMQ's (jobs).
     const durability = durabilityFor(config, [redis, bullRedis], layout);
     const engineConfig = { ...config, ...walletRules(entry) };
     wallets.set(entry.id, { entry, layout, sessions, transactions, duties, wallet, breaker, inFlight: () => cap.deploymentCalls() });
     engines.set(entry.id, createEngine({ wallet, sessions, transactions, duties, durability, config: engineConfig, clock: options.clock ?? Date.now, logger: walletLogger, breaker, cap, ledgerLookup: ledgerDb === undefined ? undefined : (id) => ledgerRecordView(ledgerDb, entry.id, id) }));
-  }
+    closersOf.set(entry.id, own);
+  };
+  /** Closes a wallet's client, breaker and cap; `removed`: its queues too, after them. */
+  const retire = (walletId: string, removed: boolean): void => {
+    const own = closersOf.get(walletId);
+    const duties = removed ? dutiesOf.get(walletId) : undefined;
+    closersOf.delete(walletId);
+    if (removed) dutiesOf.delete(walletId);
+    const closing = (async () => {
+      await own?.closeAll().catch(() => undefined);
+      await duties?.close().catch((err: unknown) => logger.error({ err, step: `queues ${walletId}` }, 'gateway close step failed'));
+    })();
+    retiring.add(closing);
+    void closing.finally(() => retiring.delete(closing));
+  };
+  // One step for every wallet, where each wallet's steps were: after the server, before Redis.
+  closers.defer('wallets', async () => {
+    for (const id of [...closersOf.keys()]) retire(id, true);
+    await Promise.all([...retiring]);
+  });
+  for (const entry of registry.wallets) openWallet(entry, entry.id === homeId ? options.wallet : undefined);
   const home = wallets.get(homeId)!;
   // The demo game plays at the wallet its session was launched against, and arms that wallet's simulator.
   const demoWalletOf = (sessionId: string) => {
@@ -148,9 +185,48 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
   };
   const demoGame = config.DEMO_GAME ? [demoGameRouter({ walletOf: demoWalletOf, random: options.random, logger: logger.child({ component: 'demo-game' }) })] : [];
   if (config.DATABASE_URL === undefined) logger.warn('no ledger: DATABASE_URL is unset, so history is kept in Redis only, for RECORD_RETENTION_SECONDS (/readyz says so too)');
-  const operatorConfig = { ...config, ...walletRules(home.entry) };
-  const extraRouters = [...operatorRouters({ config: operatorConfig, logger, metrics, redis, wallets: [...wallets.values()].map((parts) => ({ ...parts, queues: parts.duties.queues })), homeWallet: homeId, ledgerDb }), ...demoGame];
-  const app = createApp({ routing: createRouting(engines), engines: registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
+  const reloader = createReloader({
+    readRegistry: config.readRegistry,
+    current: () => registry,
+    redis,
+    layoutOf: (walletId) => walletLayout(config, walletId),
+    async apply(plan) {
+      for (const entry of plan.removed) {
+        wallets.delete(entry.id);
+        engines.delete(entry.id);
+        retire(entry.id, true);
+      }
+      for (const entry of plan.changed) {
+        // Replaced (but its queues): the calls in flight finish on the old client, the next call takes the new one.
+        retire(entry.id, false);
+        openWallet(entry, undefined);
+      }
+      for (const entry of plan.added) openWallet(entry, undefined);
+      registry = plan.next;
+      operators = buildOperators();
+      logger.info({ wallets: registry.wallets.map((w) => w.id), engines: registry.engines.map((e) => e.id), ...planSummary(plan) }, 'registry reloaded');
+    },
+  });
+  const buildOperators = (): Router => {
+    const current = wallets.get(homeId)!;
+    const operatorConfig = { ...config, ...walletRules(current.entry) };
+    const router = Router();
+    const list = registry.wallets.map((entry) => wallets.get(entry.id)!).map((parts) => ({ ...parts, queues: parts.duties.queues }));
+    for (const r of operatorRouters({ config: operatorConfig, logger, metrics, redis, wallets: list, homeWallet: homeId, ledgerDb, reloadRegistry: () => reloadDeployment(reloader, bus) })) router.use(r);
+    return router;
+  };
+  let operators = buildOperators();
+  // Subscribed once everything a reload swaps exists; closed right after the server stops taking requests.
+  const bus = await startReloadBus({ redis, prefix: config.QUEUE_PREFIX, self: processId('gateway'), reload: () => reloader.reload(), logger });
+  closers.defer('reload subscription', async () => {
+    await bus.close();
+    // A SIGHUP's reload under way ends before the wallets close.
+    await reloader.idle();
+  });
+  // The operators' routes are built over the wallets of the registry; a reload builds them again.
+  const extraRouters = [(req: Request, res: Response, next: NextFunction) => operators(req, res, next), ...demoGame];
+  const app = createApp({ routing: createRouting(engines), engines: () => registry.engines, logger, metrics, extraRouters, bodyTimeoutMs: options.bodyTimeoutMs });
+  for (const entry of registry.wallets) await reinstateWallet(redis, walletLayout(config, entry.id));
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createAppServer(app);
@@ -169,6 +245,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
     server,
     metrics,
     parts: { ...home, redis, wallets },
+    reload: () => reloader.reload(),
     close: () => closers.closeAll(),
   };
 }
@@ -189,7 +266,7 @@ const RESPAWN_DELAY_MS = 1_000;
 /**
  * GATEWAY_PROCESSES > 1: this process forks that many gateway workers that share the port
  * (node:cluster hands connections round-robin) and does nothing else but sum their metrics for a
- * scrape (observability/cluster-metrics.ts). SIGTERM/SIGINT go to every
+ * scrape (observability/cluster-metrics.ts). SIGHUP (reload the registry) and SIGTERM/SIGINT go to every
  * worker, each drains on its own; the primary leaves once they are all gone. A worker that dies
  * while serving is replaced; one that dies before it ever listened (a port in use) ends the lot.
  */
@@ -232,6 +309,10 @@ function runPrimary(config: GatewayConfig, logger: Logger): void {
   }
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
+  // Each gateway process reloads WALLETS_FILE itself (contract 11).
+  process.on('SIGHUP', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
+  });
 
   serveClusterMetrics(logger);
   for (let i = 0; i < config.GATEWAY_PROCESSES; i += 1) fork();
@@ -253,6 +334,10 @@ async function runServer(config: GatewayConfig, logger: Logger): Promise<Running
   logger.info({ port: config.PORT }, 'gateway listening');
   logger.flush();
   return {
+    async reload() {
+      const result = await gateway.reload();
+      if (!result.ok) logger.warn({ signal: 'SIGHUP', error: result.error }, 'registry reload refused');
+    },
     close: () => gateway.close(),
     onSignal: (signal) => logger.info({ signal }, 'shutting down'),
     onStopped: (err) => (err === undefined ? logger.info('stopped') : logger.error({ err }, 'shutdown failed')),
@@ -275,4 +360,4 @@ async function start(): Promise<Running> {
   return runServer(config, createBusyLogger({ level: config.LOG_LEVEL, name: 'gateway', traced: config.tracing !== undefined }));
 }
 
-if (require.main === module) runUntilSignal('gateway', start);
+if (require.main === module) runUntilSignal('gateway', start, { reloadOnHangup: true });

@@ -55,6 +55,18 @@ const SCRAPE_TIMEOUT_MS = 6_000;
  * the whole gateway. `local` names this process's series that are added as they are (see above).
  */
 export function clusterScrape(registry: Registry, local: readonly string[]): () => Promise<string> {
+  // Once per registry: the operators' routes are built again on a registry reload, and a second
+  // listener would answer the primary twice.
+  const made = scrapes.get(registry);
+  if (made !== undefined) return made;
+  const scrape = makeClusterScrape(registry, local);
+  scrapes.set(registry, scrape);
+  return scrape;
+}
+
+const scrapes = new WeakMap<Registry, () => Promise<string>>();
+
+function makeClusterScrape(registry: Registry, local: readonly string[]): () => Promise<string> {
   AggregatorRegistry.setRegistries([registry]);
   // Constructing one installs prom-client's worker-side listener that answers the primary.
   new AggregatorRegistry();

@@ -19,7 +19,7 @@ export interface Keys {
   token(tokenRef: string): string;
   /**
    * SET of the session ids launched on one token: its terminate waits until each ended or expired.
-   * Holds at most TOKEN_SESSION_CAP sessions that still exist (create-session-3.lua).
+   * Holds at most TOKEN_SESSION_CAP sessions that still exist (create-session-4.lua).
    */
   tokenSessions(tokenRef: string): string;
   /** Counter of one token's launches in the current window (count-in-window-1.lua), expiring with it. */
@@ -60,6 +60,11 @@ export interface Keys {
   audit(): string;
   /** Counter of the audit entries for unknown ids in the current window (count-in-window-1.lua). */
   auditUnknown(): string;
+  /**
+   * Set while the wallet is being removed from the registry, and after (registry/wallet-retire.ts):
+   * create-session-4.lua refuses a launch on a shard that holds it.
+   */
+  retired(): string;
   /** A counter written before a WAIT that must cover a record another process wrote (src/store/durability.ts). */
   durabilityMarker(): string;
   /** STREAM of the shard's record changes and audit entries on their way to the ledger (contract 12). */
@@ -92,5 +97,6 @@ export function keysFor(prefix: string): Keys {
     auditUnknown: () => `${prefix}:audit-unknown`,
     durabilityMarker: () => `${prefix}:durability-marker`,
     ledgerOutbox: () => `${prefix}:ledger-outbox`,
+    retired: () => `${prefix}:retired`,
   };
 }

@@ -57,7 +57,9 @@ export interface SessionStore {
 export type CreateResult =
   | { readonly kind: 'created'; readonly session: Session }
   | { readonly kind: 'token_ended'; readonly session?: undefined }
-  | { readonly kind: 'full'; readonly session?: undefined };
+  | { readonly kind: 'full'; readonly session?: undefined }
+  /** The wallet is being removed from the registry (registry/wallet-retire.ts): no new session. */
+  | { readonly kind: 'retired'; readonly session?: undefined };
 
 /** The fields of the spec's terminate: the token and who it was issued for. */
 export interface TokenFields {
@@ -151,9 +153,9 @@ function fromHash(sessionId: string, h: Record<string, string>): Session | undef
 }
 
 const createScript = defineScript<{ keys: Keys; session: Session; ttlSeconds: number; cap: number; members: readonly string[] }>(
-  'create-session-3',
+  'create-session-4',
   ({ keys, session: x, ttlSeconds, cap, members }) => ({
-    keys: [keys.session(x.sessionId), keys.token(x.tokenRef), keys.tokenSessions(x.tokenRef)],
+    keys: [keys.session(x.sessionId), keys.token(x.tokenRef), keys.tokenSessions(x.tokenRef), keys.retired()],
     moreKeys: members.map((id) => keys.session(id)),
     args: [x.sessionId, String(ttlSeconds), x.token, x.tokenRef, x.playerId, x.siteId, x.currency, x.gameId, x.balance, String(x.createdAt), String(cap), ...members],
   }),
@@ -310,6 +312,7 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
       let created = await run([]);
       // Full: the members are read only now, so the script can drop those whose session expired.
       if (created === -1) created = await run(await redis.smembers(keys.tokenSessions(session.tokenRef)));
+      if (created === -2) return { kind: 'retired' };
       if (created === 0) return { kind: 'token_ended' };
       if (created === -1) return { kind: 'full' };
       remember(session);

@@ -43,7 +43,7 @@ end
 
 --[[
   `sessions` lists the whole set of the token's sessions (includes/listed-keys), at most
-  TOKEN_SESSION_CAP of them (create-session-3.lua): the walk is bounded however often the token was
+  TOKEN_SESSION_CAP of them (create-session-4.lua): the walk is bounded however often the token was
   launched.
 ]]
 local function takeTerminate(tokenKey, tokenSessionsKey, tokenPendingKey, tokenWatchKey, sessions, pending, now, leaseUntil, recheckAt)
