@@ -191,6 +191,16 @@ export class EngineClient {
     return undefined;
   }
 
+  /**
+   * GET /engine/v1/transactions/{id} without `?wallet=`, so every wallet of the engine is searched:
+   * the status and error code, e.g. `409 AMBIGUOUS_TRANSACTION` for an id held in several wallets.
+   */
+  async lookupEverywhere(transactionId: string): Promise<string> {
+    const raw = await this.once('GET', `${this.options.gateways[0] as string}/engine/v1/transactions/${encodeURIComponent(transactionId)}`, undefined, this.auth);
+    const code = text((raw.body?.error as Record<string, unknown> | undefined)?.code);
+    return `${raw.status}${code === undefined ? '' : ` ${code}`}`;
+  }
+
   private async deadReason(base: string, transactionId: string, comp: Record<string, unknown> | null | undefined): Promise<string | null> {
     const ids = [transactionId, ...(comp ? [text(comp.transaction_id) ?? ''] : [])];
     const reasons: string[] = [];

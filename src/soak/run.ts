@@ -637,6 +637,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     if (redis.spread !== undefined) lines.splice(lines.length - 1, 0, await redis.spread());
     // Each wallet against its own books, just before the run's closing line (their sum).
     if (wallets !== undefined) {
+      lines.splice(lines.length - 1, 0, await sharedIds(settled, worlds[0] as World));
       const downSeconds = outage?.endedAt === undefined ? undefined : Math.round((outage.endedAt - outage.startedAt) / 1000);
       lines.splice(lines.length - 1, 0, ...settled.map((s, i) => walletLine(s.world.wallet as SoakWallet, s.reconciliation, i === outageWallet ? downSeconds : undefined)));
     }
@@ -653,6 +654,24 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     await cluster.stop();
     if (clean && !o.keepLogs) rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The ids the wallets share (each wallet's engine makes the same ones): players and the gateway's
+ * records held under one id in several wallets, and what a lookup of one such record without
+ * `?wallet=` is answered (contract 11: `409 AMBIGUOUS_TRANSACTION`).
+ */
+async function sharedIds(settled: readonly Settled[], world: World): Promise<string> {
+  const inSeveral = (ids: readonly (readonly string[])[]): string[] => {
+    const seen = new Map<string, number>();
+    for (const list of ids) for (const id of new Set(list)) seen.set(id, (seen.get(id) ?? 0) + 1);
+    return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  };
+  const players = inSeveral(settled.map((s) => s.history.players.map((p) => p.playerId)));
+  const records = inSeveral(settled.map((s) => [...s.records].filter(([, view]) => view !== null && view !== undefined).map(([id]) => id)));
+  const probe = records[0];
+  const answer = probe === undefined ? 'none to look up' : `a lookup of ${probe} without ?wallet= answered ${await world.client.lookupEverywhere(probe)}`;
+  return `ids in several wallets: ${players.length} players (tokens and rounds with them), ${records.length} transactions with a record in each; ${answer}`;
 }
 
 /** The engines' counts added up. */
