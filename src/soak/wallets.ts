@@ -95,7 +95,7 @@ export function registryFile(
   return { file, env };
 }
 
-/** The run's reconciliation from each wallet's: counts summed, each finding naming its wallet. */
+/** The run's reconciliation from each wallet's: counts summed, each finding and player naming its wallet. */
 export function combine(perWallet: readonly { readonly wallet: string; readonly reconciliation: Reconciliation }[]): Reconciliation {
   const byState: Record<string, number> = {};
   for (const { reconciliation } of perWallet) {
@@ -107,7 +107,8 @@ export function combine(perWallet: readonly { readonly wallet: string; readonly 
     doubled: sum((r) => r.doubled),
     drift: sum((r) => r.drift),
     findings: perWallet.flatMap(({ wallet, reconciliation }) => reconciliation.findings.map((f) => ({ ...f, detail: `wallet ${wallet}: ${f.detail}` }))),
-    players: perWallet.flatMap((w) => w.reconciliation.players),
+    // The same player id is in several wallets: the demo's per-player table names the wallet.
+    players: perWallet.flatMap(({ wallet, reconciliation }) => reconciliation.players.map((p) => ({ ...p, playerId: `${wallet} ${p.playerId}` }))),
     records: {
       total: sum((r) => r.records.total),
       byState,
