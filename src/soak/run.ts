@@ -515,7 +515,9 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
           let redriven = 0;
           if (deadIds.length > 0) {
             redriven = (await w.client.redriveDead()).length;
-            const redriveDeadline = Math.max(settleDeadline, Date.now() + OPERATOR_SETTLE_MS);
+            // A resolution "not applied" re-opens its bet: rolled back anew, "never applied" is then
+            // watched for the whole re-check window, and its token waits for the watch (contract 5.4).
+            const redriveDeadline = Math.max(settleDeadline, Date.now() + OPERATOR_SETTLE_MS + (resolutions.length > 0 ? deadCheckWindowMs(o) : 0));
             workDeadline = Math.max(workDeadline, redriveDeadline);
             // The redriven records and whatever waited behind them: a round's closing win is held while
             // an earlier credit of its round is dead (seed 46 on Sentinel once ended with that win still
