@@ -23,6 +23,7 @@ const DEFAULTS: Sizes = {
   keepLogs: false,
   topology: 'single',
   minReplicas: 1,
+  wallets: 1,
   logLevel: 'info',
 };
 

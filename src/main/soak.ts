@@ -24,6 +24,7 @@ const DEFAULTS: Sizes = {
   keepLogs: false,
   topology: 'single',
   minReplicas: 1,
+  wallets: 1,
   logLevel: 'warn',
 };
 

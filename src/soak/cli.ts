@@ -25,7 +25,11 @@ export type Sizes = Pick<
   | 'outageSeconds'
   | 'topology'
   | 'minReplicas'
+  | 'wallets'
 >;
+
+/** How long `--wallets N` (N ≥ 2) takes one wallet down when `--outage` is not given (contract 11). */
+export const WALLETS_OUTAGE_SECONDS = 30;
 
 const TOPOLOGIES: readonly RunOptions['topology'][] = ['single', 'sentinel', 'cluster'];
 
@@ -44,6 +48,7 @@ const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' |
   settleTimeoutMs: 'settle-timeout-ms',
   outageSeconds: 'outage',
   minReplicas: 'min-replicas',
+  wallets: 'wallets',
 };
 
 export class UsageError extends Error {
@@ -51,7 +56,9 @@ export class UsageError extends Error {
 }
 
 export function usage(command: string, defaults: Sizes): string {
-  const lines = Object.entries(FLAGS).map(([key, flag]) => `  --${flag} N   (default ${String(defaults[key as keyof Sizes])})`);
+  const lines = Object.entries(FLAGS)
+    .filter(([key]) => key !== 'wallets')
+    .map(([key, flag]) => `  --${flag} N   (default ${String(defaults[key as keyof Sizes])})`);
   return [
     `usage: ${command} [flags]`,
     ...lines,
@@ -61,6 +68,9 @@ export function usage(command: string, defaults: Sizes): string {
     `                   3 sentinels; --redis-restarts kill the primary, a replica is promoted; REDIS_MIN_REPLICAS is`,
     `                   --min-replicas) or cluster (3 masters, 3 replicas, REDIS_SHARDS 16; --redis-restarts kill a`,
     `                   master, its replica is promoted; REDIS_MIN_REPLICAS is --min-replicas) (default ${defaults.topology})`,
+    `  --wallets N      (default ${defaults.wallets}) with N >= 2: N wallets in a generated WALLETS_FILE, each its own simulator, credentials and`,
+    `                   signature, the players spread over them with the same ids in each; one wallet down for`,
+    `                   --outage seconds (${WALLETS_OUTAGE_SECONDS} unless given) while the others play; a reconciliation line per wallet`,
     '  --keep-logs      keep the process logs even after a clean run',
   ].join('\n');
 }
@@ -105,6 +115,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
     sizes.topology = known;
   }
   if (v['keep-logs'] === true) sizes.keepLogs = true;
+  if (sizes.wallets > 1 && v.outage === undefined) sizes.outageSeconds = WALLETS_OUTAGE_SECONDS;
   if (sizes.seed > 0xffffffff) throw new UsageError('--seed: at most 4294967295');
   return sizes;
 }

@@ -19,6 +19,12 @@ export interface EngineClientOptions {
   readonly answerTimeoutMs: number;
   /** Resends stop after this long; the transaction is then unanswered. */
   readonly resendDeadlineMs: number;
+  /**
+   * The registry wallet this engine plays on (contract 11): launches go to `/launch/{wallet}` and
+   * every transaction lookup and operator action names it (`?wallet=`). Unset: `GET /launch` and
+   * no `?wallet=`, the single-wallet deployment.
+   */
+  readonly wallet?: string;
 }
 
 export interface Answered {
@@ -72,6 +78,9 @@ export class EngineClient {
   private readonly agent: Agent;
   private readonly auth: string;
   private readonly adminAuth: string;
+  private readonly launchPath: string;
+  /** `?wallet=…` of the transaction routes, or nothing. */
+  private readonly walletQuery: string;
   /** Sends beyond the first, across every transaction. */
   resends = 0;
 
@@ -79,6 +88,8 @@ export class EngineClient {
     this.agent = new Agent({ connections: 128, headersTimeout: options.answerTimeoutMs, bodyTimeout: options.answerTimeoutMs, keepAliveTimeout: 2000 });
     this.auth = `Bearer ${options.apiKey}`;
     this.adminAuth = `Basic ${Buffer.from(`${options.adminUser}:${options.adminPassword}`).toString('base64')}`;
+    this.launchPath = options.wallet === undefined ? '/launch' : `/launch/${encodeURIComponent(options.wallet)}`;
+    this.walletQuery = options.wallet === undefined ? '' : `?wallet=${encodeURIComponent(options.wallet)}`;
   }
 
   private async once(method: 'GET' | 'POST', url: string, body: string | undefined, authorization: string): Promise<Raw> {
@@ -131,7 +142,7 @@ export class EngineClient {
     const qs = new URLSearchParams(query).toString();
     let unanswered = 0;
     for (let attempt = 0; ; attempt += 1) {
-      const url = `${gateways[(lane + attempt) % gateways.length] as string}/launch?${qs}`;
+      const url = `${gateways[(lane + attempt) % gateways.length] as string}${this.launchPath}?${qs}`;
       let detail: string;
       try {
         const raw = await this.once('GET', url, undefined, '');
@@ -162,7 +173,7 @@ export class EngineClient {
     for (let attempt = 0; attempt < gateways.length; attempt += 1) {
       const base = gateways[(lane + attempt) % gateways.length] as string;
       try {
-        const raw = await this.once('GET', `${base}/engine/v1/transactions/${encodeURIComponent(transactionId)}`, undefined, this.auth);
+        const raw = await this.once('GET', `${base}/engine/v1/transactions/${encodeURIComponent(transactionId)}${this.walletQuery}`, undefined, this.auth);
         if (raw.status === 404) return null;
         if (raw.status !== 200 || raw.body === undefined) continue;
         const comp = raw.body.compensation as Record<string, unknown> | null | undefined;
@@ -180,12 +191,22 @@ export class EngineClient {
     return undefined;
   }
 
+  /**
+   * GET /engine/v1/transactions/{id} without `?wallet=`, so every wallet of the engine is searched:
+   * the status and error code, e.g. `409 AMBIGUOUS_TRANSACTION` for an id held in several wallets.
+   */
+  async lookupEverywhere(transactionId: string): Promise<string> {
+    const raw = await this.once('GET', `${this.options.gateways[0] as string}/engine/v1/transactions/${encodeURIComponent(transactionId)}`, undefined, this.auth);
+    const code = text((raw.body?.error as Record<string, unknown> | undefined)?.code);
+    return `${raw.status}${code === undefined ? '' : ` ${code}`}`;
+  }
+
   private async deadReason(base: string, transactionId: string, comp: Record<string, unknown> | null | undefined): Promise<string | null> {
     const ids = [transactionId, ...(comp ? [text(comp.transaction_id) ?? ''] : [])];
     const reasons: string[] = [];
     for (const id of ids) {
       try {
-        const raw = await this.once('GET', `${base}/admin/transactions/${encodeURIComponent(id)}`, undefined, this.adminAuth);
+        const raw = await this.once('GET', `${base}/admin/transactions/${encodeURIComponent(id)}${this.walletQuery}`, undefined, this.adminAuth);
         const body = raw.body;
         const error = body?.error as Record<string, unknown> | null | undefined;
         const said = text(body?.note) ?? text(error?.message);
@@ -202,14 +223,14 @@ export class EngineClient {
    * (POST /admin/api/transactions/{id}/resolve): the HTTP status and the state the record moved to.
    */
   async resolve(transactionId: string, outcome: 'applied' | 'not_applied' | 'bet_not_applied', note: string): Promise<{ status: number; stateAfter: string | undefined }> {
-    const url = `${this.options.gateways[0] as string}/admin/api/transactions/${encodeURIComponent(transactionId)}/resolve`;
+    const url = `${this.options.gateways[0] as string}/admin/api/transactions/${encodeURIComponent(transactionId)}/resolve${this.walletQuery}`;
     const raw = await this.once('POST', url, JSON.stringify({ note, outcome }), this.adminAuth);
     return { status: raw.status, stateAfter: text(raw.body?.state_after) };
   }
 
   /** The operator's bulk redrive of every dead record (POST /admin/transactions/redrive): the ids redriven. */
   async redriveDead(): Promise<string[]> {
-    const raw = await this.once('POST', `${this.options.gateways[0] as string}/admin/transactions/redrive`, '{}', this.adminAuth);
+    const raw = await this.once('POST', `${this.options.gateways[0] as string}/admin/transactions/redrive${this.walletQuery}`, '{}', this.adminAuth);
     const redriven = raw.body?.redriven;
     if (raw.status !== 202 || !Array.isArray(redriven)) throw new Error(`bulk redrive answered ${raw.status} ${JSON.stringify(raw.body ?? null)}`);
     return redriven.map(String);

@@ -9,9 +9,10 @@ import type { TransactionAction } from '../wallet/protocol';
  * past the deadline or a reset, resets without applying, slow answers, debits applied long after
  * the gateway gave up on them, terminates refused with a retry code or left without an answer),
  * and at fixed points of the run's progress SIGKILLs a gateway or a worker (then restarts it) or
- * restarts Redis. With `outageSeconds` the wallet goes down once, at 30 % of the run, for that long:
+ * restarts Redis. With `outageSeconds` a wallet goes down once, at 30 % of the run, for that long:
  * every call answered 12 for the first half and never answered for the second, the health check
- * failing throughout.
+ * failing throughout. With several wallets each armed fault goes to one of them (drawn apart from
+ * the schedule's own draws), never to the wallet that is down, and the outage takes down one.
  */
 export interface Killable {
   readonly name: string;
@@ -23,9 +24,18 @@ export interface Killable {
   resume?(): void;
 }
 
+/** One wallet's simulator as the scheduler sees it. */
+export interface WalletFaults {
+  readonly name: string;
+  readonly faults: FaultController;
+}
+
 export interface SchedulerOptions {
   readonly seed: number;
-  readonly faults: FaultController;
+  /** Every wallet of the run, in registry order. */
+  readonly wallets: readonly WalletFaults[];
+  /** The index in `wallets` of the wallet the outage takes down. */
+  readonly outageWallet: number;
   /** Arm a wallet fault every this many ms; 0 = none (chaos alone). */
   readonly walletFaultEveryMs: number;
   readonly walletTimeoutMs: number;
@@ -116,7 +126,8 @@ export class FaultScheduler {
   private readonly killAt: { at: number; victim: Killable }[];
   private readonly pauseAt: number[];
   private readonly redisAt: number[];
-  private readonly slowOps = new Set<TransactionAction>();
+  /** Operations slowed for a moment, per wallet. */
+  private readonly slowOps = new Map<FaultController, Set<TransactionAction>>();
   /** The first failure of a kill or restart: the run cannot be trusted past it. */
   failure: Error | undefined;
   /**
@@ -128,9 +139,12 @@ export class FaultScheduler {
   /** When the wallet outage began and ended (ms since the epoch), once it has. */
   outage: { startedAt: number; endedAt: number | undefined } | undefined;
   private outageAt: number[];
+  /** Which wallet an armed fault goes to: a stream of its own, so one wallet keeps the schedule of one. */
+  private readonly walletRng: () => number;
 
   constructor(private readonly options: SchedulerOptions) {
     this.rng = mulberry32(options.seed ^ 0x5eed);
+    this.walletRng = mulberry32(options.seed ^ 0x3a11e7);
     this.killAt = points(options.kills, 0.5).map((at) => ({ at, victim: this.pick(options.processes) }));
     this.pauseAt = points(options.pauses, 0.25);
     this.redisAt = points(options.redisRestarts, 0.75);
@@ -159,7 +173,7 @@ export class FaultScheduler {
     }
     for (; this.redisAt.length > 0 && this.options.redis; this.redisAt.shift()) await this.settled(this.restartRedis(this.options.redis));
     for (; this.outageAt.length > 0; this.outageAt.shift()) await this.settled(this.walletDown());
-    for (const op of this.slowOps) this.options.faults.latency(op, 0);
+    for (const [faults, ops] of this.slowOps) for (const op of ops) faults.latency(op, 0);
   }
 
   /** Like `stop()`, but the kills and restarts still planned are dropped (the run is over early). */
@@ -169,7 +183,7 @@ export class FaultScheduler {
     this.redisAt.length = 0;
     this.outageAt.length = 0;
     await this.stop();
-    this.options.faults.down(null);
+    for (const w of this.options.wallets) w.faults.down(null);
   }
 
   private async settled(work?: Promise<void>): Promise<void> {
@@ -181,10 +195,16 @@ export class FaultScheduler {
     return items[Math.floor(this.rng() * items.length)] as T;
   }
 
+  /** The wallets that are up: a down wallet's armed faults would only pile up and all hit the first calls after it. */
+  private walletsUp(): readonly WalletFaults[] {
+    const down = this.outage !== undefined && this.outage.endedAt === undefined ? this.options.wallets[this.options.outageWallet] : undefined;
+    return this.options.wallets.filter((w) => w !== down);
+  }
+
   private armWalletFault(): void {
-    // While the wallet is down, armed faults would only pile up and all hit the first calls after it.
-    if (this.outage !== undefined && this.outage.endedAt === undefined) return;
-    const f = this.options.faults;
+    const up = this.walletsUp();
+    if (up.length === 0) return;
+    const f = (up.length === 1 ? up[0] : up[Math.floor(this.walletRng() * up.length)])!.faults;
     const x = this.rng();
     const op = this.pick(MONEY_OPS);
     let kind: WalletFaultKind;
@@ -225,10 +245,12 @@ export class FaultScheduler {
       // Mostly under the gateway's deadline; now and then a little past it (applied after the timeout).
       const ms = Math.round(this.options.walletTimeoutMs * (0.2 + this.rng()));
       f.latency(op, ms);
-      this.slowOps.add(op);
+      const slowed = this.slowOps.get(f) ?? new Set();
+      slowed.add(op);
+      this.slowOps.set(f, slowed);
       setTimeout(() => {
         f.latency(op, 0);
-        this.slowOps.delete(op);
+        slowed.delete(op);
       }, 1000).unref();
     }
     this.counts.walletFaults[kind] += 1;
@@ -299,15 +321,20 @@ export class FaultScheduler {
     // the workers' retries (after delay(1), 301 ms), and credits and rollbacks answer slowly for a
     // moment, so the worker is paused holding runs whose wallet call is out.
     const slow = Math.round(this.options.walletTimeoutMs * 0.8);
-    this.options.faults.failNext('credit', PAUSE_RETRIES, this.pick(RETRY_CODES));
-    this.options.faults.latency('credit', slow);
-    this.options.faults.latency('rollback', slow);
+    const code = this.pick(RETRY_CODES);
+    for (const w of this.options.wallets) {
+      w.faults.failNext('credit', PAUSE_RETRIES, code);
+      w.faults.latency('credit', slow);
+      w.faults.latency('rollback', slow);
+    }
     await new Promise((r) => setTimeout(r, slow * 0.75));
     this.options.log(`fault: SIGSTOP ${victim.name} for ${this.options.pauseMs} ms (past its job lock)`);
     const from = Date.now();
     victim.pause?.();
-    this.options.faults.latency('credit', 0);
-    this.options.faults.latency('rollback', 0);
+    for (const w of this.options.wallets) {
+      w.faults.latency('credit', 0);
+      w.faults.latency('rollback', 0);
+    }
     await new Promise((r) => setTimeout(r, this.options.pauseMs));
     this.pauseWindows.push({ worker: victim.name, from, to: Date.now() });
     victim.resume?.();
@@ -316,15 +343,17 @@ export class FaultScheduler {
 
   private async walletDown(): Promise<void> {
     const ms = this.options.outageSeconds * 1000;
-    this.options.log(`fault: the wallet down for ${this.options.outageSeconds} s (code 12, then no answer)`);
+    const wallet = this.options.wallets[this.options.outageWallet]!;
+    const which = this.options.wallets.length === 1 ? 'the wallet' : `wallet ${wallet.name}`;
+    this.options.log(`fault: ${which} down for ${this.options.outageSeconds} s (code 12, then no answer)`);
     this.outage = { startedAt: Date.now(), endedAt: undefined };
-    this.options.faults.down('code');
+    wallet.faults.down('code');
     await new Promise((r) => setTimeout(r, ms / 2));
-    this.options.faults.down('hang');
+    wallet.faults.down('hang');
     await new Promise((r) => setTimeout(r, ms / 2));
-    this.options.faults.down(null);
+    wallet.faults.down(null);
     this.outage.endedAt = Date.now();
-    this.options.log('fault: the wallet is back');
+    this.options.log(`fault: ${which} is back`);
   }
 
   private async restartRedis(redis: Killable): Promise<void> {

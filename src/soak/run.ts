@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSimulator, type RecordedCall, type RunningSimulator } from '../sim';
+import { startSimulator, type ChaosSettings, type RecordedCall, type RunningSimulator } from '../sim';
 import { Code, codeName } from '../wallet/codes';
 import { compensationTransactionId } from '../duties/compensation-id';
 import { STALLED_LINE, lockSettings } from '../../workers/worker';
@@ -19,7 +19,8 @@ import { isReservedId } from '../lib/reserved-ids';
 import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
 import { renderReport, type WalletFaultsMet } from './report';
-import { ScriptedEngine, type Arrangements } from './script';
+import { ScriptedEngine, playAll, type Arrangements, type ScriptCounts } from './script';
+import { ENGINE_KEYS, combine, registryFile, soakWallets, walletLine, type SoakWallet } from './wallets';
 
 /**
  * One run of the demo or the soak: Redis, the simulator (in this process, so its ledger is read
@@ -53,12 +54,18 @@ export interface RunOptions {
   readonly redisRestarts: number;
   /** 0 = chaos only. */
   readonly walletFaultEveryMs: number;
-  /** A wallet outage this long at 30 % of the run (the fault scheduler); 0 = none. */
+  /** A wallet outage this long at 30 % of the run (the fault scheduler; with several wallets, of one of them); 0 = none. */
   readonly outageSeconds: number;
   readonly walletTimeoutMs: number;
   /** How long the background work may take to settle after the script. */
   readonly settleTimeoutMs: number;
   readonly perPlayer: boolean;
+  /**
+   * 1: the single-wallet deployment (the v2 variables). More: that many wallets in a generated
+   * WALLETS_FILE, each its own simulator, credentials and signature, the players spread over them;
+   * the outage takes one of them down, and each is reconciled against its own books.
+   */
+  readonly wallets: number;
   readonly logLevel: string;
   /** Keep the run directory (process logs) even when the run is clean. */
   readonly keepLogs: boolean;
@@ -72,14 +79,15 @@ export interface RunResult {
   readonly lines: readonly string[];
 }
 
+/** The single wallet `default` and its engine (the v2 variables). */
 const CREDENTIALS = {
   WALLET_BASIC_USER: 'gateway',
   WALLET_BASIC_PASSWORD: 'soak-wallet-password',
   WALLET_SIGNING_SECRET: 'soak-signing-secret',
   ENGINE_API_KEY: 'soak-engine-key',
-  ADMIN_USER: 'soak-admin',
-  ADMIN_PASSWORD: 'soak-admin-password',
 } as const;
+
+const ADMIN = { ADMIN_USER: 'soak-admin', ADMIN_PASSWORD: 'soak-admin-password' } as const;
 
 const FINAL = new Set(['succeeded', 'failed', 'compensated', 'dead']);
 
@@ -130,6 +138,8 @@ async function resolveDeadCompensations(client: EngineClient, sim: RunningSimula
 /** A job one worker took over from another that stopped renewing its lock (the taker's `stalled` log line). */
 interface Takeover {
   readonly at: number;
+  /** The wallet of the job's lane. */
+  readonly wallet: string | undefined;
   /** The job's transaction, or the token ref of a terminate job. */
   readonly subject: string;
   readonly kind: 'transaction' | 'terminate';
@@ -143,8 +153,9 @@ function takeovers(runDir: string, workers: number): Takeover[] {
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line.includes(STALLED_LINE)) continue;
-      const entry = JSON.parse(line) as { time: number; transaction_id?: string; token_ref?: string };
-      found.push(entry.transaction_id === undefined ? { at: entry.time, subject: entry.token_ref ?? '?', kind: 'terminate' } : { at: entry.time, subject: entry.transaction_id, kind: 'transaction' });
+      const entry = JSON.parse(line) as { time: number; wallet?: string; transaction_id?: string; token_ref?: string };
+      const { time: at, wallet } = entry;
+      found.push(entry.transaction_id === undefined ? { at, wallet, subject: entry.token_ref ?? '?', kind: 'terminate' } : { at, wallet, subject: entry.transaction_id, kind: 'transaction' });
     }
   }
   return found;
@@ -154,11 +165,14 @@ function takeovers(runDir: string, workers: number): Takeover[] {
  * The jobs taken over while their worker was paused past its lock (contract 5.3): each stalled run
  * came back after its replacement had started, and the record's final state shows which run won.
  */
-function pausedWorkerTakeovers(found: readonly Takeover[], windows: readonly PauseWindow[], records: ReadonlyMap<string, RecordView | null>): Interleaving[] {
-  const compensations = new Map([...records.values()].flatMap((view) => (view?.compensation ? [[view.compensation.transaction_id, view.compensation.state] as const] : [])));
+function pausedWorkerTakeovers(found: readonly Takeover[], windows: readonly PauseWindow[], recordsOf: (wallet: string | undefined) => ReadonlyMap<string, RecordView | null>): Interleaving[] {
   const finalState = (t: Takeover): string => {
     if (t.kind === 'terminate') return 'terminate';
-    if (isReservedId(t.subject)) return `compensation ${compensations.get(t.subject) ?? 'unknown'}`;
+    const records = recordsOf(t.wallet);
+    if (isReservedId(t.subject)) {
+      const compensation = [...records.values()].find((view) => view?.compensation?.transaction_id === t.subject)?.compensation;
+      return `compensation ${compensation?.state ?? 'unknown'}`;
+    }
     const view = records.get(t.subject);
     return `win or refund ${view === undefined ? 'unknown' : view === null ? 'gone' : view.state}`;
   };
@@ -177,12 +191,12 @@ function isFinal(view: RecordView | null | undefined): boolean {
 class Cluster {
   readonly processes: Child[] = [];
   redis: RedisServer | SentinelTopology | ClusterTopology | undefined;
-  sim: RunningSimulator | undefined;
+  sims: RunningSimulator[] = [];
 
   async stop(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.stop()));
     await this.redis?.stop(2000);
-    await this.sim?.close();
+    await Promise.all(this.sims.map((sim) => sim.close()));
   }
 }
 
@@ -261,31 +275,69 @@ async function healthy(url: string): Promise<boolean> {
   return res.status === 200;
 }
 
+/**
+ * One wallet of the run and the engine playing on it: with `--wallets 1` the single-wallet
+ * deployment (the v2 variables, `GET /launch`), else a wallet of the generated WALLETS_FILE.
+ */
+interface World {
+  /** undefined: the single wallet `default` of the v2 variables. */
+  readonly wallet: SoakWallet | undefined;
+  readonly sim: RunningSimulator;
+  readonly client: EngineClient;
+  readonly engine: ScriptedEngine;
+  readonly arranged: { heldWins: number; slowTerminates: number; slowBets: number; readonly deadCompensationBets: Set<string> };
+}
+
+/** What one wallet's settle came to, read by the report and the checker. */
+interface Settled {
+  readonly world: World;
+  readonly history: EngineHistory;
+  readonly records: Map<string, RecordView | null>;
+  readonly deadIds: readonly string[];
+  readonly resolutions: readonly Interleaving[];
+  readonly redriven: number;
+  readonly overBudget: number;
+  readonly terminatedTokens: Set<string>;
+  readonly reconciliation: Reconciliation;
+}
+
+/** Chaos of wallet i: the run's seed for the first, so one wallet meets the chaos it always met. */
+const chaosSeed = (seed: number, i: number): number => (seed + Math.imul(i, 0x9e3779b1)) >>> 0;
+
 export async function runScenario(o: RunOptions): Promise<RunResult> {
   const runDir = mkdtempSync(join(tmpdir(), `wgw-${o.title.split(' ')[0]?.toLowerCase() ?? 'run'}-`));
   const cluster = new Cluster();
   let clean = false;
   try {
     const redis = await startRedis(o, runDir, cluster);
-    const sim = await startSimulator({
-      basicUser: CREDENTIALS.WALLET_BASIC_USER,
-      basicPassword: CREDENTIALS.WALLET_BASIC_PASSWORD,
-      signingSecret: CREDENTIALS.WALLET_SIGNING_SECRET,
-      chaos: o.chaosRate > 0 ? { seed: o.seed, rate: o.chaosRate } : undefined,
-    });
-    cluster.sim = sim;
+    const chaos = (i: number): ChaosSettings | undefined => (o.chaosRate > 0 ? { seed: chaosSeed(o.seed, i), rate: o.chaosRate } : undefined);
+    const wallets = o.wallets > 1 ? soakWallets(o.wallets) : undefined;
+    const sims: RunningSimulator[] = [];
+    cluster.sims = sims;
+    if (wallets === undefined) {
+      sims.push(
+        await startSimulator({
+          basicUser: CREDENTIALS.WALLET_BASIC_USER,
+          basicPassword: CREDENTIALS.WALLET_BASIC_PASSWORD,
+          signingSecret: CREDENTIALS.WALLET_SIGNING_SECRET,
+          chaos: chaos(0),
+        }),
+      );
+    } else {
+      for (const [i, w] of wallets.entries()) {
+        sims.push(
+          await startSimulator({ basicUser: w.basicUser, basicPassword: w.basicPassword, signingSecret: w.signingSecret, signatureAlgo: w.signatureAlgo, signatureEncoding: w.signatureEncoding, chaos: chaos(i) }),
+        );
+      }
+    }
 
     const env: Record<string, string> = {
       // PATH, HOME and the like; nothing else of the caller's environment leaks into the children.
       ...baseEnv(),
-      ...CREDENTIALS,
+      ...ADMIN,
       ...redis.env,
       QUEUE_PREFIX: `wgw-run-${o.seed}-${randomBytes(3).toString('hex')}`,
-      WALLET_BASE_URL: sim.url,
-      PROVIDER_ID: '18446744073709551615',
       GATEWAY_PROCESSES: '1',
-      WALLET_TIMEOUT_MS: String(o.walletTimeoutMs),
-      RETRY_DELAY_UNIT: 'ms',
       SWEEP_INTERVAL_MS: '1000',
       DEAD_CHECK_INTERVAL_MS: String(DEAD_CHECK_INTERVAL_MS),
       DEAD_CHECK_WINDOW_MS: String(deadCheckWindowMs(o)),
@@ -293,6 +345,31 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       WORKER_CONCURRENCY: '20',
       LOG_LEVEL: o.logLevel,
     };
+    if (wallets === undefined) {
+      Object.assign(env, CREDENTIALS, {
+        WALLET_BASE_URL: (sims[0] as RunningSimulator).url,
+        PROVIDER_ID: '18446744073709551615',
+        WALLET_TIMEOUT_MS: String(o.walletTimeoutMs),
+        RETRY_DELAY_UNIT: 'ms',
+      });
+    } else {
+      // The registry instead of the single-wallet variables: each wallet's URL, secrets, signature and timeout.
+      const secrets = join(runDir, 'secrets');
+      mkdirSync(secrets, { mode: 0o700 });
+      const { file, env: secretEnv } = registryFile(
+        wallets,
+        sims.map((s) => s.url),
+        o.walletTimeoutMs,
+        (name, value) => {
+          const path = join(secrets, name);
+          writeFileSync(path, `${value}\n`, { mode: 0o600 });
+          return path;
+        },
+      );
+      const walletsFile = join(runDir, 'wallets.json');
+      writeFileSync(walletsFile, JSON.stringify(file, null, 2));
+      Object.assign(env, secretEnv, { WALLETS_FILE: walletsFile });
+    }
     // A gateway or worker that dies on its own is a finding the run cannot go on past: stop with its log.
     let crash: (err: Error) => void = () => undefined;
     const crashed = new Promise<never>((_resolve, reject) => (crash = reject));
@@ -330,54 +407,64 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     }
     await Promise.all(killables.map((k) => k.restart()));
 
-    const client = new EngineClient({
-      gateways: gatewayUrls,
-      apiKey: CREDENTIALS.ENGINE_API_KEY,
-      adminUser: CREDENTIALS.ADMIN_USER,
-      adminPassword: CREDENTIALS.ADMIN_PASSWORD,
-      answerTimeoutMs: Math.max(10_000, o.walletTimeoutMs * 4),
-      resendDeadlineMs: 120_000,
-    });
     const progress = new ProgressBar(o.players * o.rounds, 'rounds', o.err);
-    const arranged = { heldWins: 0, slowTerminates: 0, slowBets: 0, deadCompensationBets: new Set<string>() };
-    const arrange: Arrangements = {
-      holdWin: (transactionId, times) => {
-        arranged.heldWins += 1;
-        sim.faults.failNext('credit', times, Code.InternalServiceError, { transactionId });
-      },
-      slowTerminate: () => {
-        arranged.slowTerminates += 1;
-        sim.faults.delayNext('terminate', 1, Math.round(o.walletTimeoutMs * 0.6));
-      },
-      slowBet: (transactionId) => {
-        arranged.slowBets += 1;
-        // Mostly answered within the gateway's deadline, a third of them past it (refused, compensated).
-        sim.faults.delayNext('debit', 1, Math.round(o.walletTimeoutMs * (0.3 + (arranged.slowBets % 3) * 0.45)), { transactionId });
-      },
-      deadCompensation: (transactionId) => {
-        arranged.deadCompensationBets.add(transactionId);
-        sim.faults.applyThenDrop('debit', 1, { mode: 'reset', transactionId });
-        sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: compensationTransactionId(transactionId) });
-      },
-    };
-    const engine = new ScriptedEngine({
-      seed: o.seed,
-      players: o.players,
-      rounds: o.rounds,
-      concurrency: o.concurrency,
-      currency: 'EUR',
-      scale: 2,
-      siteId: '4294967297',
-      gameId: 'soak-slots',
-      client,
-      onRound: () => progress.tick(),
-      arrange,
+    const worlds: World[] = sims.map((sim, i) => {
+      const wallet = wallets?.[i];
+      const client = new EngineClient({
+        gateways: gatewayUrls,
+        apiKey: wallet === undefined ? CREDENTIALS.ENGINE_API_KEY : ENGINE_KEYS[wallet.engineKey],
+        adminUser: ADMIN.ADMIN_USER,
+        adminPassword: ADMIN.ADMIN_PASSWORD,
+        answerTimeoutMs: Math.max(10_000, o.walletTimeoutMs * 4),
+        resendDeadlineMs: 120_000,
+        wallet: wallet?.id,
+      });
+      const arranged = { heldWins: 0, slowTerminates: 0, slowBets: 0, deadCompensationBets: new Set<string>() };
+      const arrange: Arrangements = {
+        holdWin: (transactionId, times) => {
+          arranged.heldWins += 1;
+          sim.faults.failNext('credit', times, Code.InternalServiceError, { transactionId });
+        },
+        slowTerminate: () => {
+          arranged.slowTerminates += 1;
+          sim.faults.delayNext('terminate', 1, Math.round(o.walletTimeoutMs * 0.6));
+        },
+        slowBet: (transactionId) => {
+          arranged.slowBets += 1;
+          // Mostly answered within the gateway's deadline, a third of them past it (refused, compensated).
+          sim.faults.delayNext('debit', 1, Math.round(o.walletTimeoutMs * (0.3 + (arranged.slowBets % 3) * 0.45)), { transactionId });
+        },
+        deadCompensation: (transactionId) => {
+          arranged.deadCompensationBets.add(transactionId);
+          sim.faults.applyThenDrop('debit', 1, { mode: 'reset', transactionId });
+          sim.faults.failNext('rollback', 1, Code.TokenDeactivated, { transactionId: compensationTransactionId(transactionId) });
+        },
+      };
+      const engine = new ScriptedEngine({
+        seed: o.seed,
+        // Players p ≡ i (mod wallets): the wallet's share of the run's players.
+        players: Math.ceil((o.players - i) / sims.length),
+        rounds: o.rounds,
+        concurrency: o.concurrency,
+        currency: 'EUR',
+        scale: 2,
+        siteId: '4294967297',
+        gameId: 'soak-slots',
+        client,
+        onRound: () => progress.tick(),
+        arrange,
+        spread: wallets === undefined ? undefined : { wallet: i, wallets: sims.length },
+      });
+      return { wallet, sim, client, engine, arranged };
     });
+    // The wallet an outage takes down: one of them, by the seed.
+    const outageWallet = o.seed % worlds.length;
     const withFaults = o.kills > 0 || o.pauses > 0 || o.redisRestarts > 0 || o.walletFaultEveryMs > 0 || o.outageSeconds > 0;
     const scheduler = withFaults
       ? new FaultScheduler({
           seed: o.seed,
-          faults: sim.faults,
+          wallets: worlds.map((w) => ({ name: w.wallet?.id ?? 'default', faults: w.sim.faults })),
+          outageWallet,
           walletFaultEveryMs: o.walletFaultEveryMs,
           walletTimeoutMs: o.walletTimeoutMs,
           kills: o.kills,
@@ -395,71 +482,91 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       : undefined;
 
     scheduler?.start();
-    const playedUntil = await guard(engine.run().then(() => Date.now())).catch(async (err: unknown) => {
+    const playedUntil = await guard(playAll(worlds.map((w) => w.engine), o.players, o.concurrency).then(() => Date.now())).catch(async (err: unknown) => {
       await scheduler?.abort();
       throw err;
     });
     await guard(scheduler?.stop() ?? Promise.resolve());
     if (scheduler?.failure) throw scheduler.failure;
-    // The incident is over: the wallet answers normally again, and the background work must finish.
-    sim.faults.clear();
+    // The incident is over: the wallets answer normally again, and the background work must finish.
+    for (const w of worlds) w.sim.faults.clear();
 
-    const history = engine.history();
     const settleStart = Date.now();
     const settleDeadline = settleStart + o.settleTimeoutMs;
+    const histories = worlds.map((w) => w.engine.history());
     // Late debits land, and a refused bet the wallet applied after all must then be rolled back (re-checks).
     // (A bet whose compensation the wallet was set to refuse for good waits for the operator below.)
-    await guard(lateWork(sim, history, settleDeadline, o.err, arranged.deadCompensationBets));
+    await guard(Promise.all(worlds.map((w, i) => lateWork(w.sim, histories[i] as EngineHistory, settleDeadline, o.err, w.arranged.deadCompensationBets))));
     const lateWorkDoneAt = Date.now();
-    const records = await guard(settle(client, history.transactions.map((t) => t.transactionId), settleDeadline, o.err));
+    const allRecords = await guard(Promise.all(worlds.map((w, i) => settle(w.client, (histories[i] as EngineHistory).transactions.map((t) => t.transactionId), settleDeadline, o.err))));
     const recordsFinalAt = Date.now();
-    // The spec's budget, 1 + 10 tries at most however long the wallet was down, read before an
-    // operator's redrive gives a record a fresh one (its `attempts` keeps counting).
-    const overBudget = [...records.values()].filter((view) => (view?.attempts ?? 0) > 11).length;
     // The operator's part (contract 5.6: dead work holds its token until an operator redrives or
-    // resolves it): with the wallet healthy again, every dead record is redriven once, in bulk.
-    const deadIds = [...records].filter(([, view]) => isDead(view)).map(([id]) => id);
-    const operator = { dead: deadIds.length, redriven: 0, resolved: 0 };
-    const resolutions = await guard(resolveDeadCompensations(client, sim, records, deadIds));
-    operator.resolved = resolutions.length;
+    // resolves it): with the wallet healthy again, every dead record is redriven once, in bulk, wallet by wallet.
     let workDeadline = settleDeadline;
-    if (deadIds.length > 0) {
-      operator.redriven = (await guard(client.redriveDead())).length;
-      const redriveDeadline = Math.max(settleDeadline, Date.now() + OPERATOR_SETTLE_MS);
-      workDeadline = redriveDeadline;
-      // The redriven records and whatever waited behind them: a round's closing win is held while
-      // an earlier credit of its round is dead (seed 46 on Sentinel once ended with that win still
-      // pending, counted lost, because only the dead ids were waited for).
-      const behind = [...records].filter(([, view]) => !isFinal(view)).map(([id]) => id);
-      for (const [id, view] of await guard(settle(client, [...deadIds, ...behind], redriveDeadline, o.err))) records.set(id, view);
-    }
+    const operatorSteps = await guard(
+      Promise.all(
+        worlds.map(async (w, i) => {
+          const records = allRecords[i] as Map<string, RecordView | null>;
+          // The spec's budget, 1 + 10 tries at most however long the wallet was down, read before an
+          // operator's redrive gives a record a fresh one (its `attempts` keeps counting).
+          const overBudget = [...records.values()].filter((view) => (view?.attempts ?? 0) > 11).length;
+          const deadIds = [...records].filter(([, view]) => isDead(view)).map(([id]) => id);
+          const resolutions = await resolveDeadCompensations(w.client, w.sim, records, deadIds);
+          let redriven = 0;
+          if (deadIds.length > 0) {
+            redriven = (await w.client.redriveDead()).length;
+            // A resolution "not applied" re-opens its bet: rolled back anew, "never applied" is then
+            // watched for the whole re-check window, and its token waits for the watch (contract 5.4).
+            const redriveDeadline = Math.max(settleDeadline, Date.now() + OPERATOR_SETTLE_MS + (resolutions.length > 0 ? deadCheckWindowMs(o) : 0));
+            workDeadline = Math.max(workDeadline, redriveDeadline);
+            // The redriven records and whatever waited behind them: a round's closing win is held while
+            // an earlier credit of its round is dead (seed 46 on Sentinel once ended with that win still
+            // pending, counted lost, because only the dead ids were waited for).
+            const behind = [...records].filter(([, view]) => !isFinal(view)).map(([id]) => id);
+            for (const [id, view] of await settle(w.client, [...deadIds, ...behind], redriveDeadline, o.err)) records.set(id, view);
+          }
+          return { overBudget, deadIds, resolutions, redriven };
+        }),
+      ),
+    );
     // A token is terminated once every session on it ended and its work settled: wait for those too.
-    const terminatedTokens = await guard(terminations(sim, endedTokens(history), workDeadline));
+    const allTerminated = await guard(Promise.all(worlds.map((w, i) => terminations(w.sim, endedTokens(histories[i] as EngineHistory), workDeadline))));
     const settledInMs = Date.now() - settleStart;
-    const calls = sim.calls();
-    const reconciliation = reconcile({
-      history,
-      ledger: { players: sim.ledger.players(), transactions: sim.ledger.transactions() },
-      records,
-      terminatedTokens,
-      calledTransactions: new Set(calls.flatMap((c) => (c.transactionId === undefined ? [] : [c.transactionId]))),
+    const settled: Settled[] = worlds.map((world, i) => {
+      const history = histories[i] as EngineHistory;
+      const records = allRecords[i] as Map<string, RecordView | null>;
+      const terminatedTokens = allTerminated[i] as Set<string>;
+      const step = operatorSteps[i] as (typeof operatorSteps)[number];
+      const reconciliation = reconcile({
+        history,
+        ledger: { players: world.sim.ledger.players(), transactions: world.sim.ledger.transactions() },
+        records,
+        terminatedTokens,
+        calledTransactions: new Set(world.sim.calls().flatMap((c) => (c.transactionId === undefined ? [] : [c.transactionId]))),
+      });
+      return { world, history, records, terminatedTokens, reconciliation, ...step };
     });
+    const reconciliation = wallets === undefined ? (settled[0] as Settled).reconciliation : combine(settled.map((s) => ({ wallet: s.world.wallet?.id ?? 'default', reconciliation: s.reconciliation })));
 
+    const calls = worlds.flatMap((w) => w.sim.calls());
     const walletFaults = tally(calls.flatMap((c) => (c.fault === undefined ? [] : [`${c.faultSource ?? 'armed'} ${c.fault}`])));
     const lateDebits = calls.filter((c) => c.operation === 'debit' && c.faultSource === 'armed' && c.fault === 'latency');
+    const arrangedSum = (of: (a: World['arranged']) => number): number => worlds.reduce((n, w) => n + of(w.arranged), 0);
     const faultsMet: WalletFaultsMet = {
       lateDebits: lateDebits.length,
       lateDebitsApplied: lateDebits.filter((c) => c.applied).length,
       lateDebitsRefused: tally(lateDebits.filter((c) => !c.applied).map((c) => (c.code === undefined ? 'no answer' : codeName(c.code)))),
       // The scheduler's terminate faults; an arranged slow terminate is a delay ('latency'), counted apart.
       terminateFaults: calls.filter((c) => c.operation === 'terminate' && c.faultSource === 'armed' && c.fault !== 'latency').length,
-      heldWins: arranged.heldWins,
-      slowTerminates: arranged.slowTerminates,
-      slowBets: arranged.slowBets,
-      deadCompensations: arranged.deadCompensationBets.size,
+      heldWins: arrangedSum((a) => a.heldWins),
+      slowTerminates: arrangedSum((a) => a.slowTerminates),
+      slowBets: arrangedSum((a) => a.slowBets),
+      deadCompensations: arrangedSum((a) => a.deadCompensationBets.size),
     };
     const allTakeovers = takeovers(runDir, o.workers);
-    const pausedTakeovers = pausedWorkerTakeovers(allTakeovers, scheduler?.pauseWindows ?? [], records);
+    const recordsOf = (wallet: string | undefined): ReadonlyMap<string, RecordView | null> =>
+      (settled.find((s) => s.world.wallet === undefined || s.world.wallet.id === wallet) ?? (settled[0] as Settled)).records;
+    const pausedTakeovers = pausedWorkerTakeovers(allTakeovers, scheduler?.pauseWindows ?? [], recordsOf);
     const lines = renderReport({
       title: o.title,
       seed: o.seed,
@@ -469,6 +576,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         concurrency: o.concurrency,
         gateways: o.gateways,
         workers: o.workers,
+        ...(wallets === undefined ? {} : { wallets: wallets.map((w) => w.id).join(' ') }),
         'chaos rate': o.chaosRate,
         'wallet fault every ms': o.walletFaultEveryMs,
         kills: o.kills,
@@ -481,9 +589,9 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
         'dead-check window ms': deadCheckWindowMs(o),
         'session ttl s': sessionTtlSeconds(o),
       },
-      script: engine.counts,
-      interleavings: [...history.interleavings, ...resolutions, ...pausedTakeovers],
-      resends: client.resends,
+      script: sumCounts(worlds.map((w) => w.engine.counts)),
+      interleavings: [...settled.flatMap((s) => [...s.history.interleavings, ...s.resolutions]), ...pausedTakeovers],
+      resends: worlds.reduce((n, w) => n + w.client.resends, 0),
       walletFaults,
       faultsMet,
       scheduler: scheduler?.counts,
@@ -493,35 +601,49 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       failovers: redis.failovers,
     });
     const outage = scheduler?.outage;
+    const down = settled[outageWallet] as Settled;
     if (outage?.endedAt !== undefined) {
       // What an outage left for operators: dead records (each one work by hand), and how long the
       // background took to catch up once the wallet was back.
       const drainedInMs = Math.max(0, settleStart + settledInMs - outage.endedAt);
       const backAt = outage.endedAt;
       const after = (at: number): string => `+${((at - backAt) / 1000).toFixed(1)} s`;
+      const downCalls = down.world.sim.calls();
       // The compensations the run set the wallet to refuse for good die by design, outage or not.
-      const unarranged = deadIds.filter((id) => !arranged.deadCompensationBets.has(id));
-      const arrangedDead = deadIds.length - unarranged.length;
+      const unarranged = down.deadIds.filter((id) => !down.world.arranged.deadCompensationBets.has(id));
+      const arrangedDead = down.deadIds.length - unarranged.length;
+      const which = down.world.wallet === undefined ? 'the wallet' : `wallet ${down.world.wallet.id}`;
       lines.splice(
         lines.length - 1,
         0,
-        `outage: the wallet down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${unarranged.length}${unarranged.length > 0 ? ` (${unarranged.slice(0, 10).join(', ')})` : ''}${arrangedDead > 0 ? ` besides ${arrangedDead} compensations the wallet was set to refuse for good` : ''}; records over the spec's 10 retries: ${overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
-        ...unarranged.slice(0, 10).map((id) => `  dead ${id}: ${triesOf(calls, id, backAt)}`),
+        `outage: ${which} down ${Math.round((outage.endedAt - outage.startedAt) / 1000)} s; dead records after it: ${unarranged.length}${unarranged.length > 0 ? ` (${unarranged.slice(0, 10).join(', ')})` : ''}${arrangedDead > 0 ? ` besides ${arrangedDead} compensations the wallet was set to refuse for good` : ''}; records over the spec's 10 retries: ${down.overBudget}; everything settled ${drainedInMs} ms after the wallet came back`,
+        ...unarranged.slice(0, 10).map((id) => `  dead ${id}: ${triesOf(downCalls, id, backAt)}`),
         // What that time is made of: the engine's own play after the outage is not the drain.
-        `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${outageBacklog(calls, backAt, after)}; ${lastTermination(calls, endedTokens(history), after)}`,
+        `outage drain, after the wallet came back: the engine played until ${after(playedUntil)}, late debits met by ${after(lateWorkDoneAt)}, every record final by ${after(recordsFinalAt)}, every token terminated by ${after(settleStart + settledInMs)}; ${outageBacklog(downCalls, backAt, after)}; ${lastTermination(downCalls, endedTokens(down.history), after)}`,
       );
+      // The other wallets played on: what each applied while the one was down.
+      if (wallets !== undefined) lines.splice(lines.length - 1, 0, `while ${which} was down: ${settled.map((s) => `${s.world.wallet?.id ?? ''} ${duringOutage(s.world.sim.calls(), outage.startedAt, backAt)}`).join('; ')}`);
     }
     if (o.pauses > 0 || o.kills > 0) {
       // The runs a paused or killed worker held: each was picked up again by another run (contract 5.3).
       lines.splice(lines.length - 1, 0, `jobs picked up again after their worker stopped renewing the lock: ${allTakeovers.length} (${pausedTakeovers.length} from a paused worker, ${allTakeovers.length - pausedTakeovers.length} from a killed one)`);
     }
-    if (operator.dead > 0) {
-      const still = [...records.values()].filter(isDead).length;
-      lines.splice(lines.length - 1, 0, `operator: ${operator.dead} records dead after the run, ${operator.resolved} compensations resolved after a look at the wallet, ${operator.redriven} redriven in bulk, ${still} dead after that`);
+    const deadAfterRun = settled.reduce((n, s) => n + s.deadIds.length, 0);
+    if (deadAfterRun > 0) {
+      const still = settled.reduce((n, s) => n + [...s.records.values()].filter(isDead).length, 0);
+      const resolved = settled.reduce((n, s) => n + s.resolutions.length, 0);
+      const redriven = settled.reduce((n, s) => n + s.redriven, 0);
+      lines.splice(lines.length - 1, 0, `operator: ${deadAfterRun} records dead after the run, ${resolved} compensations resolved after a look at the wallet, ${redriven} redriven in bulk, ${still} dead after that`);
     }
     // Where the run's keys ended up (a cluster: the spread of the shards over the masters).
     if (redis.spread !== undefined) lines.splice(lines.length - 1, 0, await redis.spread());
-    await client.close();
+    // Each wallet against its own books, just before the run's closing line (their sum).
+    if (wallets !== undefined) {
+      lines.splice(lines.length - 1, 0, await sharedIds(settled, worlds[0] as World));
+      const downSeconds = outage?.endedAt === undefined ? undefined : Math.round((outage.endedAt - outage.startedAt) / 1000);
+      lines.splice(lines.length - 1, 0, ...settled.map((s, i) => walletLine(s.world.wallet as SoakWallet, s.reconciliation, i === outageWallet ? downSeconds : undefined)));
+    }
+    await Promise.all(worlds.map((w) => w.client.close()));
     const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 ? 0 : 1;
     clean = exitCode === 0 && reconciliation.findings.length === 0;
     if (!clean || o.keepLogs) lines.splice(lines.length - 1, 0, `process logs kept in ${runDir}`);
@@ -534,6 +656,38 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     await cluster.stop();
     if (clean && !o.keepLogs) rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The ids the wallets share (each wallet's engine makes the same ones): players and the gateway's
+ * records held under one id in several wallets, and what a lookup of one such record without
+ * `?wallet=` is answered (contract 11: `409 AMBIGUOUS_TRANSACTION`).
+ */
+async function sharedIds(settled: readonly Settled[], world: World): Promise<string> {
+  const inSeveral = (ids: readonly (readonly string[])[]): string[] => {
+    const seen = new Map<string, number>();
+    for (const list of ids) for (const id of new Set(list)) seen.set(id, (seen.get(id) ?? 0) + 1);
+    return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  };
+  const players = inSeveral(settled.map((s) => s.history.players.map((p) => p.playerId)));
+  const records = inSeveral(settled.map((s) => [...s.records].filter(([, view]) => view !== null && view !== undefined).map(([id]) => id)));
+  const probe = records[0];
+  const answer = probe === undefined ? 'none to look up' : `a lookup of ${probe} without ?wallet= answered ${await world.client.lookupEverywhere(probe)}`;
+  return `ids in several wallets: ${players.length} players (tokens and rounds with them), ${records.length} transactions with a record in each; ${answer}`;
+}
+
+/** The engines' counts added up. */
+function sumCounts(counts: readonly ScriptCounts[]): ScriptCounts {
+  const total = { ...(counts[0] as ScriptCounts) };
+  for (const c of counts.slice(1)) for (const key of Object.keys(total) as (keyof ScriptCounts)[]) total[key] += c[key];
+  return total;
+}
+
+/** What one wallet did while another was down: the debits it applied, of those that reached it. */
+function duringOutage(calls: readonly RecordedCall[], from: number, to: number): string {
+  const debits = calls.filter((c) => c.operation === 'debit' && c.at >= from && c.at <= to);
+  const credits = calls.filter((c) => c.operation === 'credit' && c.at >= from && c.at <= to);
+  return `${debits.filter((c) => c.applied).length} of ${debits.length} debits and ${credits.filter((c) => c.applied).length} of ${credits.length} credits applied`;
 }
 
 /** Polls every record until it is final (its compensation too) or the deadline passes. */

@@ -40,6 +40,13 @@ export interface ScriptOptions {
   readonly onRound?: () => void;
   /** Wallet behaviour the `end` interleavings ask for; without it they happen only when the wallet's own faults line them up. */
   readonly arrange?: Arrangements;
+  /**
+   * Players spread over several wallets, one engine each: this engine plays the wallet `wallet` of
+   * `wallets`, its player j being the run's player j × wallets + wallet (that one's seeded script
+   * and gateway lane). Its ids (player, token, round, transaction) are made from j, so every wallet
+   * holds the same ids: wallets are separate worlds (contract 11). Unset: one wallet.
+   */
+  readonly spread?: { readonly wallet: number; readonly wallets: number };
 }
 
 /** What the run arranges at the wallet for one interleaving (the engine itself only sends requests). */
@@ -141,6 +148,22 @@ function shapeOf(rng: Rng): RoundShape {
   return 'concurrent-bet';
 }
 
+/**
+ * The run's players 0…players−1 in turn, `concurrency` at a time, player p on the engine of wallet
+ * p mod n (as that engine's player ⌊p / n⌋): the players of every wallet play side by side.
+ */
+export async function playAll(engines: readonly ScriptedEngine[], players: number, concurrency: number): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, players) }, async () => {
+    while (next < players) {
+      const index = next;
+      next += 1;
+      await (engines[index % engines.length] as ScriptedEngine).playPlayer(Math.floor(index / engines.length));
+    }
+  });
+  await Promise.all(lanes);
+}
+
 export class ScriptedEngine {
   readonly counts: ScriptCounts = {
     rounds: 0,
@@ -182,20 +205,14 @@ export class ScriptedEngine {
   }
 
   async run(): Promise<void> {
-    let next = 0;
-    const lanes = Array.from({ length: Math.min(this.options.concurrency, this.options.players) }, async () => {
-      while (next < this.options.players) {
-        const index = next;
-        next += 1;
-        await this.playPlayer(index);
-      }
-    });
-    await Promise.all(lanes);
+    await playAll([this], this.options.players, this.options.concurrency);
   }
 
-  private async playPlayer(index: number): Promise<void> {
+  /** Plays this engine's player `index` (its ids); the run's player number picks the script and the lane. */
+  async playPlayer(index: number): Promise<void> {
     const o = this.options;
-    const rng = playerRng(o.seed, index);
+    const runIndex = index * (o.spread?.wallets ?? 1) + (o.spread?.wallet ?? 0);
+    const rng = playerRng(o.seed, runIndex);
     const player = playerId(index);
     const token = `tok-${o.seed}-${index}`;
     const launchQuery = { token, player_id: player, site_id: o.siteId, currency: o.currency, game_id: o.gameId };
@@ -204,7 +221,7 @@ export class ScriptedEngine {
       this.counts.launchesUnanswered += sends;
       this.unansweredLaunches.push({ token, sends });
     };
-    const first = await o.client.launch(launchQuery, index);
+    const first = await o.client.launch(launchQuery, runIndex);
     this.counts.launches += 1;
     noteUnanswered(first.unanswered);
     if (!first.ok) {
@@ -214,7 +231,7 @@ export class ScriptedEngine {
     this.starts.push({ playerId: player, token, currency: o.currency, scale: o.scale, startBalance: first.balance });
     this.sessions.push({ playerId: player, token, sessionId: first.sessionId });
     const currencyRound = rng() < CURRENCY_RELAUNCH_RATE ? between(rng, 0, o.rounds - 2) : undefined;
-    const state: PlayerState = { sessionId: first.sessionId, lane: index, open: [first.sessionId], previousBet: undefined, lastRound: [], currencyRound };
+    const state: PlayerState = { sessionId: first.sessionId, lane: runIndex, open: [first.sessionId], previousBet: undefined, lastRound: [], currencyRound };
 
     const relaunch = async (): Promise<void> => {
       // A page refresh: the same token, a new session; the old session's retries go on.
