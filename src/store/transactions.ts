@@ -294,7 +294,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     keys.transaction(record.referenceTransactionId ?? record.transactionId),
     keys.recheckIndex(),
     keys.attemptLog(record.transactionId),
-    keys.tokenWatch(record.tokenRef),
+    keys.tokenWatch(debitTokenRef),
     keys.tokenPending(debitTokenRef),
     keys.transaction(refund?.id ?? record.transactionId),
     keys.attemptLog(refund?.id ?? record.transactionId),

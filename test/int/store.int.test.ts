@@ -392,6 +392,32 @@ describe('transaction store', () => {
     expect(await txs.dueForRecheck(0, now + 500, 10)).toContain('b-si');
   });
 
+  it("watches a never-applied bet on its own token when the refund standing in for its compensation came through another token of the player (contract 5.4, 5.6)", async () => {
+    const id = randomUUID().slice(0, 8);
+    const launch = async (token: string) => (await sessions.create({ token, playerId: '9', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
+    const betSession = await launch(`tok-bet-${id}`);
+    const refundSession = await launch(`tok-refund-${id}`);
+    const on = (s: typeof betSession) => ({ sessionId: s.sessionId, tokenRef: s.tokenRef, playerId: '9' });
+    const bet = tx('debit', `b-${id}`, `r-${id}`, on(betSession));
+    expect((await claim(bet)).kind).toBe('claimed');
+    const refund = tx('rollback', `rf-${id}`, `r-${id}`, { ...on(refundSession), referenceTransactionId: bet.transactionId });
+    expect((await claim(refund)).kind).toBe('claimed');
+    const debit = (await txs.get(bet.transactionId))!;
+    const error = codedError('WALLET_UNAVAILABLE', { message: 'timeout' });
+    await txs.beginCompensation({ debit, error, attempts: 1, lastWalletCode: null, history: ['unknown'], compensation: compensationFor(debit, now), leaseUntil: now });
+    const neverApplied = { state: 'succeeded' as const, expect: ['pending' as const], attempts: 4, lastWalletCode: 1, history: [34, 34, 34, 34], debitState: 'compensated' as const, onlyIfStandsIn: true, watchDebit: { until: now + 60_000, firstCheckAt: now + 500 } };
+    expect(await txs.settle(refund, neverApplied)).toBe(true);
+
+    // The refund's token holds nothing: its end decides its terminate.
+    expect(await sessions.end(refundSession, lease())).toMatchObject({ kind: 'terminate' });
+    // The bet's own token waits while the bet is watched (the wallet may still apply it late).
+    expect(await sessions.end(betSession, lease())).toMatchObject({ kind: 'pending' });
+    expect(await sessions.takeTerminate(betSession.tokenRef, lease())).toEqual({ kind: 'wait', for: 'work' });
+    // The watch over (the sweeper's settle at the end of the window), the terminate goes.
+    expect(await txs.settle((await txs.get(bet.transactionId))!, { state: 'compensated', expect: ['compensated'], note: 'not applied at the wallet by the end of the re-check window' })).toBe(true);
+    expect(await sessions.takeTerminate(betSession.tokenRef, lease())).toMatchObject({ kind: 'send', attempt: 1 });
+  });
+
   it('lists dead records until they are driven again', async () => {
     await betApplied(tx('debit', 'b6', 'r6'));
     await claim(tx('credit', 'w6', 'r6', { referenceTransactionId: 'b6' }));

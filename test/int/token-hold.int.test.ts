@@ -8,6 +8,7 @@ import { createLogger } from '../../src/observability/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { createRedis } from '../../src/store/redis';
 import type { SettleUpdate } from '../../src/store/transactions';
+import { BET_NEVER_APPLIED_NOTE } from '../../src/store/types';
 import { Code } from '../../src/wallet/codes';
 import { createRetryProcessor, type RetryProcessorDeps } from '../../workers/retry-processor';
 import type { RunningWorker } from '../../workers/worker';
@@ -173,4 +174,31 @@ it('a compensating debit in the sweeper\'s list whose compensation is no refused
   await worker.sweepNow();
   expect(Number(await h.redis.zscore(keys().pendingIndex(), debit.transactionId))).toBeGreaterThan(swept);
   expect(await h.store.get(debit.transactionId)).toMatchObject({ state: 'compensating', compensationId: compensationTransactionId(debit.transactionId) });
+});
+
+it("a bet never applied, whose compensation an engine refund through another token of the player stood in for, is watched on its own token: the refund's token is terminated, the bet's waits for the watch", async () => {
+  const own = await h.newPlayer();
+  const other = await h.newToken(own);
+  // The bet's call is lost before the wallet applied it: its outcome unknown, its gateway compensates.
+  const bet = await h.claimDebit(own);
+  h.sim.faults.reset('debit', 1);
+  const lost = await h.wallet.send('debit', bet.walletBody);
+  const next = afterInlineAttempt({ record: bet, outcome: lost, unit: 'ms', now: Date.now() });
+  if (next.kind !== 'compensate') throw new Error(`expected compensate, got ${next.kind}`);
+  // The engine's refund of the bet, through the other token's session, is out: it stands in.
+  const refund = await h.claimOnly(other, 'rollback', bet);
+  expect(await h.store.beginCompensation({ debit: bet, error: next.error, ...next.progress, compensation: compensationFor(bet, Date.now()), leaseUntil: Date.now() + 10_000 })).toEqual({ kind: 'linked', compensationId: refund.transactionId });
+  await ensureRetryJob(h.duties.queues, refund, 0);
+
+  // The worker's tries meet no bet at the wallet; status finds it never applied: nothing reversed, the bet watched.
+  worker = await h.startWorker();
+  expect(await h.inState(refund.transactionId, 'succeeded')).toMatchObject({ note: BET_NEVER_APPLIED_NOTE });
+  expect(await h.store.get(bet.transactionId)).toMatchObject({ state: 'compensated', recheckUntil: expect.any(Number) });
+
+  await h.endSession(other);
+  await waitFor("the refund's token terminated", async () => h.tokenCalls(other).includes('terminate') || undefined, 10_000);
+  await h.endSession(own);
+  const now = Date.now();
+  expect(await h.sessions.takeTerminate(own.session.tokenRef, { now, leaseUntil: now + 1000, checkAt: now + 2000, sessionsCheckAt: now + 60_000 })).toEqual({ kind: 'wait', for: 'work' });
+  expect(h.tokenCalls(own)).not.toContain('terminate');
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Advance, Bet, End, Kill, Launch, RunJob, Settle, Wallet } from './commands';
+import { Advance, Bet, End, Kill, Launch, RunJob, Settle, Upkeep, Wallet } from './commands';
 import { runSequence, withConnections } from './run';
 
 /**
@@ -56,6 +56,21 @@ it('a bet refused before it was recorded, claimed by a repeat with another amoun
       new Bet(0, 0, { of: 0, same: false }, false, true),
       new Bet(0, 0, { of: 0, same: true }, false, true),
       new Wallet({ kind: 'answer' }),
+    ]),
+  );
+}, 60_000);
+
+it("a refund through a session of another token of the player stands in for its bet's compensation and finds the bet never applied: the bet is watched on its own token, and both tokens are terminated", async () => {
+  await withConnections((connections) =>
+    runSequence(connections, oldestFirst(), [
+      new Launch(0, null),
+      // on the first player's first token; the drain's clock passes its caller's deadline, then the
+      // wallet refuses it for good: never applied, compensated by the refund below
+      new Bet(0, 0, null, false, false, true),
+      // through the session of the token just launched (the same player, the same currency), while
+      // the bet is at the wallet: its tries meet no bet, status finds it never applied, it is watched
+      new Settle('rollback', 7, 5, 0, false, null, false, true),
+      new Upkeep('sweep'),
     ]),
   );
 }, 60_000);

@@ -9,7 +9,9 @@
   stays in the token's pending set and in the round's open count until it leaves `dead`.
 
   A compensation that found its debit never applied leaves the debit `compensated` but watched:
-  in the re-check index, body kept, until the watch ends (contract 5.4).
+  in the re-check index, body kept, until the watch ends (contract 5.4). The watch holds the
+  debit's own token, not the compensation's: an engine refund standing in for it may be on another
+  token of the player, and the debit's own final settle, which ends the watch, names its own token.
 
   An engine refund of a bet the wallet refused for good has nothing to reverse (the bet never took
   money). Decided here in both orders, atomically with the bet's state: a refund's own settle may
@@ -41,7 +43,7 @@
     KEYS[7] referenced debit (the record itself when it references none)
     KEYS[8] re-check index
     KEYS[9] the record's attempt log
-    KEYS[10] token's watched debits
+    KEYS[10] the watched debits of the token KEYS[11] belongs to
     KEYS[11] the referenced debit's token's pending set (the record's own token's, as a first guess)
     KEYS[12] a debit refused for good: its round's engine refund, as the caller read it (the record itself otherwise)
     KEYS[13] that refund's attempt log (the record's own otherwise)
@@ -144,7 +146,7 @@ if newState == 'dead' then
   logAttempt()
 elseif final then
   releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
-  -- A watched debit's own final settle ends its watch.
+  -- A watched debit's own final settle ends its watch (a debit's KEYS[10] is its own token's).
   redis.call('SREM', tokenWatchKey, id)
 else
   redis.call('PERSIST', txKey)
@@ -170,7 +172,8 @@ if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
   redis.call('HSET', sessionKey, 'balance', sessionBalance)
 end
 
--- A debit its compensation found never applied is watched, and asked about before its token's terminate.
+-- A debit its compensation found never applied is watched, and asked about before its own token's
+-- terminate (KEYS[10] is that token's, checked with KEYS[11] by undeclaredDebitToken above).
 if watchUntil ~= '' and debitState == 'compensated' and redis.call('HGET', debitKey, 'compensation_id') == id then
   redis.call('SADD', tokenWatchKey, redis.call('HGET', debitKey, 'id'))
 end
