@@ -1,4 +1,5 @@
 import type { LedgerDb } from './db';
+import type { ChangeRow } from './rows';
 
 /**
  * The ledger's reads (contract 12): the transactions list (filters, keyset pagination, newest
@@ -6,33 +7,8 @@ import type { LedgerDb } from './db';
  * ids come back as the text PostgreSQL holds (exact); times as epoch milliseconds.
  */
 
-export interface LedgerTransaction {
-  readonly wallet: string;
-  readonly transactionId: string;
-  readonly changeNo: number;
-  readonly createdAt: number;
-  readonly changedAt: number;
-  readonly kind: string;
-  readonly state: string;
-  readonly amount: string;
-  readonly currency: string;
-  readonly playerId: string;
-  readonly siteId: string;
-  readonly sessionId: string;
-  readonly roundId: string;
-  readonly walletRoundId: string;
-  readonly referenceId: string | null;
-  readonly isCompensation: boolean;
-  readonly compensationId: string | null;
-  readonly attempts: number;
-  readonly lastWalletCode: number | null;
-  readonly walletRequestId: string | null;
-  readonly balance: string | null;
-  /** The record's error as its JSON text. */
-  readonly error: string | null;
-  readonly resolution: string | null;
-  readonly note: string | null;
-}
+/** A change row as read back (the outbox entry it came from is not kept). */
+export type LedgerTransaction = Omit<ChangeRow, 'outboxId'>;
 
 export interface HistoryFilter {
   readonly wallet?: string;

@@ -1,5 +1,5 @@
-import type { AuditEntry } from '../store/audit';
-import { decodeAttempt } from '../store/record-codec';
+import { auditEntryOf, type AuditEntry } from '../store/audit';
+import { decodeAttempt, pairsToObject } from '../store/record-codec';
 
 /**
  * An outbox entry (includes/ledger-outbox.lua, or an audit entry) as the ledger's row. Values stay
@@ -45,18 +45,12 @@ export type OutboxRow = { readonly type: 'change'; readonly row: ChangeRow } | {
 
 const orNull = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v);
 
-function fieldsOf(flat: readonly string[]): Record<string, string> {
-  const h: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
-  return h;
-}
-
 /** Stream id `ms-seq` → ms. */
 export const streamTime = (id: string): number => Number(id.slice(0, id.indexOf('-')));
 
 /** One entry of `wallet`'s outbox of shard `shard`; undefined for an entry the ledger does not know. */
 export function rowOf(wallet: string, shard: number, id: string, flat: readonly string[]): OutboxRow | undefined {
-  const h = fieldsOf(flat);
+  const h = pairsToObject(flat);
   if (h.t === 'audit') {
     return {
       type: 'audit',
@@ -65,15 +59,7 @@ export function rowOf(wallet: string, shard: number, id: string, flat: readonly 
         // Unique within the wallet: the shard's outbox entry id.
         entryId: `${shard}:${id}`,
         at: streamTime(id),
-        user: h.user ?? '',
-        action: h.action ?? '',
-        transactionId: h.transaction_id ?? '',
-        targetId: h.target_id ?? '',
-        stateBefore: h.state_before ?? '',
-        stateAfter: h.state_after ?? '',
-        result: h.result ?? '',
-        note: h.note ?? '',
-        requestId: h.request_id ?? '',
+        ...auditEntryOf(h),
       },
     };
   }

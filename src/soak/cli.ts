@@ -121,6 +121,31 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
 }
 
 /** A seed when none is given: printed with the result, so the run can be repeated. */
+/** `npm run soak`'s sizes (the demo's are smaller). */
+export function soakDefaults(seed: number): Sizes {
+  return {
+    seed,
+    players: 200,
+    rounds: 20,
+    concurrency: 40,
+    gateways: 2,
+    workers: 2,
+    chaosRate: 0.1,
+    kills: 10,
+    pauses: 5,
+    redisRestarts: 2,
+    walletFaultEveryMs: 250,
+    outageSeconds: 0,
+    walletTimeoutMs: 1500,
+    settleTimeoutMs: 180_000,
+    keepLogs: false,
+    topology: 'single',
+    minReplicas: 1,
+    wallets: 1,
+    logLevel: 'warn',
+  };
+}
+
 export function freshSeed(): number {
   return Math.floor(Math.random() * 1_000_000);
 }

@@ -53,11 +53,9 @@ export function auditFields(e: AuditEntry): string[] {
   ];
 }
 
-function decode(id: string, flat: readonly string[]): StoredAuditEntry {
-  const h = pairsToObject(flat);
+/** An audit entry's fields as the audit stream and the ledger's outbox hold them. */
+export function auditEntryOf(h: Readonly<Record<string, string | undefined>>): AuditEntry {
   return {
-    id,
-    at: Number(id.split('-')[0]),
     user: h.user ?? '',
     action: h.action ?? '',
     transactionId: h.transaction_id ?? '',
@@ -68,6 +66,10 @@ function decode(id: string, flat: readonly string[]): StoredAuditEntry {
     note: h.note ?? '',
     requestId: h.request_id ?? '',
   };
+}
+
+function decode(id: string, flat: readonly string[]): StoredAuditEntry {
+  return { id, at: Number(id.split('-')[0]), ...auditEntryOf(pairsToObject(flat)) };
 }
 
 export interface AuditTrail {

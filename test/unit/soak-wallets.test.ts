@@ -1,29 +1,9 @@
 import { loadRegistryFile } from '../../src/config/registry';
 import type { Reconciliation } from '../../src/soak/checker';
-import { parseSizes, type Sizes } from '../../src/soak/cli';
+import { parseSizes, soakDefaults, type Sizes } from '../../src/soak/cli';
 import { ENGINE_ID, ENGINE_KEYS, combine, registryFile, soakWallets, walletLine } from '../../src/soak/wallets';
 
-const DEFAULTS: Sizes = {
-  seed: 1,
-  players: 200,
-  rounds: 20,
-  concurrency: 40,
-  gateways: 2,
-  workers: 2,
-  chaosRate: 0.1,
-  kills: 10,
-  pauses: 5,
-  redisRestarts: 2,
-  walletFaultEveryMs: 250,
-  outageSeconds: 0,
-  walletTimeoutMs: 1500,
-  settleTimeoutMs: 180_000,
-  keepLogs: false,
-  topology: 'single',
-  minReplicas: 1,
-  wallets: 1,
-  logLevel: 'warn',
-};
+const DEFAULTS: Sizes = soakDefaults(1);
 
 describe('the wallets of a soak over several wallets', () => {
   it('each has its own id, credentials, signing secret and provider id, the signature schemes in turn', () => {
