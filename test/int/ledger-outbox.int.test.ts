@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
@@ -109,7 +110,7 @@ it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps t
   const row = (id: string, createdAt: number): ChangeRow => ({
     wallet: 'default', transactionId: id, changeNo: 1, createdAt, changedAt: createdAt, kind: 'debit', state: 'succeeded', amount: '18446744073709551615.01',
     currency: 'EUR', playerId: '18446744073709551615', siteId: '1', sessionId: 's', roundId: 'r', walletRoundId: 'r', referenceId: null, isCompensation: false, compensationId: null,
-    attempts: 1, lastWalletCode: 1, walletRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
+    attempts: 1, lastWalletCode: 1, walletRequestId: null, engineRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
   });
   await writeBatch(db, [row('old-1', old), row('kept-1', kept)], [], 0, new Set());
   const exact = await db.query<{ amount: string; player_id: string }>("SELECT amount::text, player_id::text FROM ledger_changes WHERE transaction_id = 'kept-1'");
@@ -120,4 +121,34 @@ it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps t
   expect(dropped.every((name) => /_y\d{4}m\d{2}$/.test(name))).toBe(true);
   const left = await db.query<{ transaction_id: string }>("SELECT transaction_id FROM ledger_changes WHERE transaction_id IN ('old-1', 'kept-1')");
   expect(left.rows).toEqual([{ transaction_id: 'kept-1' }]);
+});
+
+it("names the engine call's request id in every change of its record, a worker's retries included", async () => {
+  const engine = (path: 'bet' | 'win', body: Record<string, unknown>, requestId: string) =>
+    fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify(body),
+    });
+  const round = randomUUID();
+  const betId = `b-${randomUUID().slice(0, 30)}`;
+  const winId = newId('credit');
+  expect((await engine('bet', { round_id: round, transaction_id: betId, amount: 2 }, 'engine-call-of-the-bet')).status).toBe(200);
+  h.sim.faults.failNext('credit', 2, Code.InternalServiceError, { transactionId: winId });
+  expect((await engine('win', { round_id: round, transaction_id: winId, bet_transaction_id: betId, amount: 5 }, 'engine-call-of-the-win')).status).toBeLessThan(300);
+  const rowsOf = (id: string) => db.query<{ change_no: number; state: string; engine_request_id: string | null }>('SELECT change_no, state, engine_request_id FROM ledger_changes WHERE transaction_id = $1 ORDER BY change_no', [id]);
+  const win = await waitFor('the retried win settled in the ledger', async () => {
+    const { rows } = await rowsOf(winId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 20_000);
+  // The claim, the failed inline attempt, the worker's retries and their settle: each names the win's engine call.
+  expect(win.length).toBeGreaterThanOrEqual(4);
+  expect(win.map((r) => r.engine_request_id)).toEqual(win.map(() => 'engine-call-of-the-win'));
+  const bet = await waitFor('the bet settled in the ledger', async () => {
+    const { rows } = await rowsOf(betId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 10_000);
+  expect(bet.map((r) => r.engine_request_id)).toEqual(bet.map(() => 'engine-call-of-the-bet'));
+  const [newest] = (await db.query('SELECT engine_request_id FROM ledger_transactions WHERE transaction_id = $1', [winId])).rows;
+  expect(newest).toEqual({ engine_request_id: 'engine-call-of-the-win' });
 });
