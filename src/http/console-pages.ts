@@ -107,9 +107,8 @@ function recordRows(records: readonly TableRow[], now: number, withSource: boole
 const RECORD_HEAD =
   '<th scope="col">Wallet</th><th scope="col">Transaction</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Amount</th><th scope="col">Player / site</th><th scope="col">Round</th><th scope="col">Attempts</th><th scope="col">Age</th>';
 
-/** Rows from the ledger among them: a Source column names each row's. */
-export function recordTable(records: readonly TableRow[], now: number, caption: string): string {
-  const withSource = records.some((r) => r.source === 'ledger');
+/** Rows from the ledger among them (or on the page, `withSource`): a Source column names each row's. */
+export function recordTable(records: readonly TableRow[], now: number, caption: string, withSource = records.some((r) => r.source === 'ledger')): string {
   return `<table><caption class="muted" style="text-align:left">${esc(caption)}</caption><thead><tr>${RECORD_HEAD}${withSource ? '<th scope="col">Source</th>' : ''}</tr></thead><tbody>${recordRows(records, now, withSource)}</tbody></table>`;
 }
 
@@ -393,10 +392,11 @@ export function roundPage(wallet: string, roundId: string, round: RoundRows, now
 
 export function playerPage(playerId: string, siteId: string, wallet: string | undefined, rounds: readonly { wallet: string; roundId: string; rows: readonly TableRow[] }[], ledger: LedgerRead<unknown>, now: number): string {
   const all = rounds.flatMap((r) => r.rows);
+  const withSource = all.some((r) => r.source === 'ledger');
   const body =
     rounds.length === 0
       ? '<p class="muted">No transactions held for this player.</p>'
-      : rounds.map((r) => `<h2>Round ${roundLink(r.roundId, r.wallet, playerId, siteId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.rows, now, '')}`).join('');
+      : rounds.map((r) => `<h2>Round ${roundLink(r.roundId, r.wallet, playerId, siteId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.rows, now, '', withSource)}`).join('');
   // A player id is the casino's own: the same id at two wallets is two players, each shown under its wallet.
   return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: rounds`, '/admin/players', `${ledgerNote(ledger, all)}${body}`);
 }
