@@ -152,3 +152,26 @@ it("names the engine call's request id in every change of its record, a worker's
   const [newest] = (await db.query('SELECT engine_request_id FROM ledger_transactions WHERE transaction_id = $1', [winId])).rows;
   expect(newest).toEqual({ engine_request_id: 'engine-call-of-the-win' });
 });
+
+it('removes consumers gone for long from the group, never one holding entries: those are claimed and written first', async () => {
+  await worker.close();
+  // Two workers gone: one left nothing pending, one died holding entries it had read.
+  await h.redis.xgroup('CREATECONSUMER', outboxKey(), LEDGER_GROUP, 'gone-empty');
+  const bet = await h.bet(player, '4.04');
+  const read = (await h.redis.xreadgroup('GROUP', LEDGER_GROUP, 'gone-holding', 'COUNT', 100, 'STREAMS', outboxKey(), '>')) as [string, [string, string[]][]][];
+  expect(read[0]![1].length).toBeGreaterThan(0);
+  worker = await h.startWorker({ LEDGER_CLAIM_IDLE_MS: '200' });
+  const consumers = async (): Promise<{ name: string; pending: number }[]> =>
+    ((await h.redis.xinfo('CONSUMERS', outboxKey(), LEDGER_GROUP)) as (string | number)[][]).map((c) => ({ name: String(c[1]), pending: Number(c[3]) }));
+  const left = await waitFor('only the running worker left in the group', async () => {
+    const now = await consumers();
+    return now.length === 1 ? now : undefined;
+  }, 20_000);
+  expect(left[0]!.name).not.toMatch(/^gone-/);
+  const changes = await waitFor('the entries the gone worker held written', async () => {
+    const rows = await changesOf(bet.transactionId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 10_000);
+  expect(changes.map((c) => c.change_no)).toEqual(changes.map((_, i) => i + 1));
+  expect(changes.at(-1)).toMatchObject({ amount: '4.04' });
+});
