@@ -33,7 +33,12 @@ export interface OutboxSource {
 export interface LedgerDrainOptions {
   readonly redis: RedisClient;
   readonly db: LedgerDb;
-  readonly sources: readonly OutboxSource[];
+  /**
+   * The outboxes to drain, asked at each pass: a wallet a registry reload adds is drained from the
+   * next pass on. One that leaves the registry stays drained (its last changes may still be in
+   * its outbox).
+   */
+  readonly sources: () => readonly OutboxSource[];
   readonly retentionDays: number;
   readonly logger: Logger;
   /** Entries read per stream per step. Default 500. */
@@ -79,7 +84,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
-  const { redis, db, sources, logger } = options;
+  const { redis, db, logger } = options;
   const batch = options.batch ?? 500;
   const claimIdleMs = options.claimIdleMs ?? 60_000;
   const goneConsumerMs = options.goneConsumerMs ?? 10 * claimIdleMs;
@@ -93,6 +98,12 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
   const grouped = new Set<string>();
   let lastRetention = Number.NEGATIVE_INFINITY;
   let lastConsumerSweep = Number.NEGATIVE_INFINITY;
+  const known = new Map<string, OutboxSource>();
+  /** Every outbox the registry named since this drain started. */
+  const sources = (): OutboxSource[] => {
+    for (const source of options.sources()) known.set(source.key, source);
+    return [...known.values()];
+  };
   registerScripts(redis, [dropGoneScript]);
 
   async function ensureGroup(key: string): Promise<void> {
@@ -139,13 +150,13 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
 
   async function drainOnce(): Promise<number> {
     let done = 0;
-    for (const source of sources) done += await drainSource(source);
+    for (const source of sources()) done += await drainSource(source);
     return done;
   }
 
   async function dropGoneConsumers(): Promise<string[]> {
     const removed: string[] = [];
-    for (const source of sources) {
+    for (const source of sources()) {
       await ensureGroup(source.key);
       const names = (await runScript(redis, dropGoneScript, { key: source.key, consumer, idleMs: goneConsumerMs })) as string[];
       if (names.length > 0) logger.info({ wallet: source.wallet, shard: source.shard, consumers: names }, 'ledger outbox consumers gone for long removed from the group');

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
@@ -6,6 +9,7 @@ import { LEDGER_GROUP } from '../../src/ledger/drain';
 import { migrate } from '../../src/ledger/migrate';
 import { rowOf, type ChangeRow } from '../../src/ledger/rows';
 import { writeBatch } from '../../src/ledger/writer';
+import { walletLayout } from '../../src/registry/wallet-layout';
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
@@ -174,4 +178,40 @@ it('removes consumers gone for long from the group, never one holding entries: t
   }, 10_000);
   expect(changes.map((c) => c.change_no)).toEqual(changes.map((_, i) => i + 1));
   expect(changes.at(-1)).toMatchObject({ amount: '4.04' });
+});
+
+it('drains the outbox of a wallet a registry reload adds, without a restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wgw-ledger-registry-'));
+  const file = join(dir, 'wallets.json');
+  const entry = (id: string) => ({
+    id,
+    base_url: h.sim.url,
+    basic_user: h.env.WALLET_BASIC_USER,
+    basic_password: h.env.WALLET_BASIC_PASSWORD,
+    signing_secret: h.env.WALLET_SIGNING_SECRET,
+    provider_id: h.env.PROVIDER_ID,
+    timeout_ms: 1000,
+  });
+  const registry = (ids: string[]) => writeFileSync(file, JSON.stringify({ wallets: ids.map(entry), engines: [{ id: 'studio', keys: ['worker-harness-engine-key'], wallets: ids }] }));
+  try {
+    registry(['default']);
+    await worker.close();
+    worker = await h.startWorker({ WALLETS_FILE: file });
+    registry(['default', 'casino-new']);
+    expect(await worker.reload()).toMatchObject({ ok: true, added: ['casino-new'] });
+    // A change in the new wallet's outbox, as its claim would append it.
+    const key = walletLayout({ QUEUE_PREFIX: h.prefix, redisShards: 1 }, 'casino-new').keys(0).ledgerOutbox();
+    const id = `b-${randomUUID().slice(0, 30)}`;
+    const now = String(Date.now());
+    await h.redis.xadd(key, '*', 't', 'tx', 'id', id, 'change_no', '1', 'kind', 'debit', 'state', 'pending', 'amount', '6.06', 'currency', 'EUR', 'player_id', '1', 'site_id', '1',
+      'session_id', 'casino-new~s', 'round_id', 'r', 'wallet_round_id', 'r', 'created_at', now, 'updated_at', now);
+    const rows = await waitFor('the new wallet\'s change in the ledger', async () => {
+      const found = await changesOf(id);
+      return found.length > 0 ? found : undefined;
+    }, 15_000);
+    expect(rows).toEqual([expect.objectContaining({ wallet: 'casino-new', amount: '6.06', change_no: 1 })]);
+    await waitFor('the new wallet\'s outbox drained', async () => ((await h.redis.xlen(key)) === 0 ? true : undefined), 10_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
