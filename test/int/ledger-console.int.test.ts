@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { waitFor } from '../../src/lib/wait-for';
 import type { TransactionRecord } from '../../src/store/types';
 import type { RunningWorker } from '../../workers/worker';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { ledgerBehindProxy, testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
+import type { TcpProxy } from '../support/tcp-proxy';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
 
 /**
@@ -55,11 +55,9 @@ async function forget(id: string): Promise<void> {
 
 beforeAll(async () => {
   ledger = await testLedgerDb();
-  const direct = new URL(ledger.url);
-  proxy = await startTcpProxy(direct.hostname, Number(direct.port));
-  const viaProxy = new URL(ledger.url);
-  viaProxy.port = String(proxy.port);
-  h = await startHarness({ label: 'ledger-console', env: { DATABASE_URL: viaProxy.toString(), ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
+  const behind = await ledgerBehindProxy(ledger);
+  proxy = behind.proxy;
+  h = await startHarness({ label: 'ledger-console', env: { DATABASE_URL: behind.url, ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
   worker = await h.startWorker();
   await worker.ledger!.ready;
   alice = await h.newPlayer();
