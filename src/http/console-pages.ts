@@ -340,7 +340,7 @@ export function ambiguousPage(transactionId: string, wallets: readonly string[])
 }
 
 /** A transaction Redis no longer holds, as the ledger keeps it: every change, and no actions. */
-export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: Record<string, unknown>, now: number): string {
+export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: Record<string, unknown>, notice: string, now: number): string {
   const [newest, ...earlier] = held.records;
   const t = newest!.transaction;
   const rows: [string, string][] = [
@@ -361,7 +361,7 @@ export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: 
     earlier.length === 0
       ? ''
       : `<p class="notice bad" role="status" data-late-repeat>The engine used this id again after Redis had forgotten it (a late repeat): ${earlier.length} earlier record${earlier.length === 1 ? '' : 's'} below.</p>`;
-  const body = `<p class="notice" role="status" data-source="ledger">From the ledger (PostgreSQL): Redis no longer holds this record.</p>${earlierNote}
+  const body = `${notice}<p class="notice" role="status" data-source="ledger">From the ledger (PostgreSQL): Redis no longer holds this record.</p>${earlierNote}
 <dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
 <h2>Actions</h2><p class="muted" data-no-actions>None: Redis no longer holds this record, so it cannot be re-checked, redriven or resolved from here.</p>
 <h2>Changes</h2>${changeTable(newest!.changes)}

@@ -566,7 +566,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     if (found.kind === 'several') return sendHtml(res, 409, ambiguousPage(txId, found.wallets));
     if (found.kind === 'none') return sendError(res, errors.transactionNotFound());
     if (found.kind === 'ledger_unavailable') return sendHtml(res, 503, ledgerDownPage(txId));
-    if (found.kind === 'ledger') return sendHtml(res, 200, ledgerDetailPage(found.held, found.round, { ...(await ledgerDetailView(found.held, found.round.rows)), ledger: found.round.ledger.kind }, now()));
+    if (found.kind === 'ledger') return sendHtml(res, 200, ledgerDetailPage(found.held, found.round, { ...(await ledgerDetailView(found.held, found.round.rows)), ledger: found.round.ledger.kind }, notice, now()));
     sendHtml(res, 200, detailPage(found.detail, found.round, { ...(await view(found.detail.record)), source: 'redis' }, notice, now()));
   }
 

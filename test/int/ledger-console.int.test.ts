@@ -91,6 +91,12 @@ it('shows a transaction Redis forgot from the ledger, every change, saying so, w
   expect((body.changes as { change_no: number }[]).map((c) => c.change_no)).toEqual((body.changes as unknown[]).map((_, i) => i + 1));
   expect((body.round as { transaction_id: string; source: string }[]).map((r) => [r.transaction_id, r.source])).toEqual([[bet.transactionId, 'ledger'], [winId, 'redis']]);
   expect((await get('/admin/tx?id=never-made-anywhere')).status).toBe(404);
+  // An action on it (an old form) finds nothing in Redis to act on, and the page says so above the ledger's record.
+  const acted = await fetch(`${h.url}/admin/tx/recheck?id=${bet.transactionId}&wallet=default`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/x-www-form-urlencoded' }, body: 'note=an+old+form' });
+  const actedText = await acted.text();
+  expect(acted.status).toBe(200);
+  expect(actedText).toContain('No such transaction.');
+  expect(actedText).toContain(FROM_LEDGER);
 });
 
 it('says per row where a round partly in Redis came from, on the transaction and round pages', async () => {
