@@ -398,7 +398,7 @@ export function playerPage(playerId: string, siteId: string, wallet: string | un
       ? '<p class="muted">No transactions held for this player.</p>'
       : rounds.map((r) => `<h2>Round ${roundLink(r.roundId, r.wallet, playerId, siteId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.rows, now, '', withSource)}`).join('');
   // A player id is the casino's own: the same id at two wallets is two players, each shown under its wallet.
-  return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: rounds`, '/admin/players', `${ledgerNote(ledger, all)}${body}`);
+  return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: recent rounds`, '/admin/players', `${ledgerNote(ledger, all)}${body}`);
 }
 
 /** Transaction ids the engine used again after Redis had forgotten their first record. */
