@@ -294,8 +294,8 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   });
   for (const entry of registry.wallets) walletLanes.set(entry.id, openWalletLane(entry, entry.id === homeId ? deps.wallet : undefined));
   const home = walletLanes.get(homeId)!;
-  // The outboxes of the wallets this process started with (a wallet added by a reload is drained after a restart).
-  const ledger = openLedger(config, redis, [...walletLanes.values()].flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
+  // The outboxes of the wallets the registry holds now: a wallet a reload adds is drained from then on.
+  const ledger = openLedger(config, redis, () => [...walletLanes.values()].flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
   const queues = home.queues;
 
   const sweepAll = async (signal?: AbortSignal): Promise<number> => {

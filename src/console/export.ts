@@ -70,6 +70,8 @@ export const EXPORT_COLUMNS = [
 ] as const;
 
 const STATUS_COLUMNS = ['wallet_status', 'wallet_code'] as const;
+/** The ledger's rows name the engine call that made the record too (contract 12). */
+const LEDGER_COLUMNS = ['engine_request_id'] as const;
 
 type Row = Record<string, string>;
 
@@ -116,6 +118,7 @@ function ledgerRowOf(t: LedgerTransaction): Row {
     last_wallet_code: t.lastWalletCode === null ? '' : String(t.lastWalletCode),
     created_at: new Date(t.createdAt).toISOString(),
     updated_at: new Date(t.changedAt).toISOString(),
+    engine_request_id: t.engineRequestId ?? '',
   };
 }
 
@@ -177,7 +180,7 @@ async function statusColumns(deps: ExportWallet, r: TransactionRecord, pace: () 
 
 /** The export's text, chunk by chunk (one chunk per page of records). */
 export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGenerator<string> {
-  const columns = q.withStatus ? [...EXPORT_COLUMNS, ...STATUS_COLUMNS] : [...EXPORT_COLUMNS];
+  const columns = q.withStatus ? [...EXPORT_COLUMNS, ...STATUS_COLUMNS] : q.source === 'ledger' ? [...EXPORT_COLUMNS, ...LEDGER_COLUMNS] : [...EXPORT_COLUMNS];
   const pace = pacer(deps.statusPerSecond);
   let first = true;
   yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';

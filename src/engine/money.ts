@@ -155,6 +155,7 @@ export function createMoneyCalls(deps: EngineDeps): MoneyCalls {
       exactAmount,
       leaseUntil: now + inlineCallWindowMs(config),
       sessionTtlSeconds: sessions.ttlSeconds,
+      engineRequestId: context.requestId,
     });
     if (claim.kind === 'duplicate') return storedDurable(claim.record, claim.sessionBalance ?? claim.record.balance ?? '0');
     if (claim.kind === 'deferred') {

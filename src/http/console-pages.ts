@@ -1,5 +1,7 @@
 import type { ActionResult } from '../console/actions';
-import type { BigWin, Overview, Page, PlayerRound, StaleRound, TransactionDetail, WalletAuditEntry, WalletRecord, WalletToken } from '../console/queries';
+import type { BigWin, Overview, Page, StaleRound, TransactionDetail, WalletAuditEntry, WalletRecord, WalletToken } from '../console/queries';
+import type { LedgerHeld, LedgerRead, RowFields, Source } from '../console/ledger-reads';
+import type { LateRepeat, LedgerTransaction } from '../ledger/history';
 import type { AttemptLogEntry } from '../store/types';
 
 /**
@@ -63,6 +65,7 @@ const NAV: [string, string][] = [
   ['/admin/tokens', 'Terminates'],
   ['/admin/big-wins', 'Big wins'],
   ['/admin/audit', 'Audit'],
+  ['/admin/late-repeats', 'Late repeats'],
   ['/admin/export', 'Export'],
   ['/admin/queues', 'Queues'],
 ];
@@ -81,24 +84,41 @@ const stateTag = (state: string): string => `<span class="state state-${esc(stat
  */
 const txQuery = (id: string, wallet: string): string => `id=${encodeURIComponent(id)}&wallet=${encodeURIComponent(wallet)}`;
 const txLink = (id: string, wallet: string): string => `<a href="/admin/tx?${esc(txQuery(id, wallet))}">${esc(id)}</a>`;
+const roundLink = (round: string, wallet: string, player: string, site: string): string =>
+  `<a href="/admin/round?${esc(`id=${encodeURIComponent(round)}&wallet=${encodeURIComponent(wallet)}&player_id=${encodeURIComponent(player)}&site_id=${encodeURIComponent(site)}`)}">${esc(round)}</a>`;
 const playerLink = (player: string, site: string, wallet: string): string =>
   `<a href="/admin/players/${encodeURIComponent(player)}?site_id=${encodeURIComponent(site)}&amp;wallet=${encodeURIComponent(wallet)}">${esc(player)}</a>`;
 
-function recordRows(records: readonly WalletRecord[], now: number): string {
-  if (records.length === 0) return '<tr><td colspan="9" class="muted">None.</td></tr>';
+/** A row of a record table; `source` set: the table says where each row came from (Redis, or the ledger). */
+type TableRow = RowFields & { readonly source?: Source };
+
+const sourceCell = (r: TableRow): string => `<td data-source="${esc(r.source)}">${r.source === 'ledger' ? 'ledger (PostgreSQL)' : 'Redis'}</td>`;
+
+function recordRows(records: readonly TableRow[], now: number, withSource: boolean): string {
+  if (records.length === 0) return `<tr><td colspan="${withSource ? 10 : 9}" class="muted">None.</td></tr>`;
   return records
     .map(
-      (r) => `<tr data-id="${esc(r.transactionId)}" data-wallet="${esc(r.wallet)}"><td>${esc(r.wallet)}</td><td>${txLink(r.transactionId, r.wallet)}</td><td>${esc(r.kind)}</td><td>${stateTag(r.state)}${r.resolution ? ` <span class="muted">(${esc(r.resolution)})</span>` : ''}</td>
-<td class="num">${esc(r.amount)} ${esc(r.currency)}</td><td>${playerLink(r.playerId, r.siteId, r.wallet)} / ${esc(r.siteId)}</td><td>${esc(r.roundId)}</td><td class="num">${r.attempts}</td><td>${age(r.createdAt, now)}</td></tr>`,
+      (r) => `<tr data-id="${esc(r.transactionId)}" data-wallet="${esc(r.wallet)}"${withSource ? ` data-source="${esc(r.source)}"` : ''}><td>${esc(r.wallet)}</td><td>${txLink(r.transactionId, r.wallet)}</td><td>${esc(r.kind)}</td><td>${stateTag(r.state)}${r.resolution ? ` <span class="muted">(${esc(r.resolution)})</span>` : ''}</td>
+<td class="num">${esc(r.amount)} ${esc(r.currency)}</td><td>${playerLink(r.playerId, r.siteId, r.wallet)} / ${esc(r.siteId)}</td><td>${roundLink(r.roundId, r.wallet, r.playerId, r.siteId)}</td><td class="num">${r.attempts}</td><td>${age(r.createdAt, now)}</td>${withSource ? sourceCell(r) : ''}</tr>`,
     )
     .join('');
 }
 
 const RECORD_HEAD =
-  '<tr><th scope="col">Wallet</th><th scope="col">Transaction</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Amount</th><th scope="col">Player / site</th><th scope="col">Round</th><th scope="col">Attempts</th><th scope="col">Age</th></tr>';
+  '<th scope="col">Wallet</th><th scope="col">Transaction</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Amount</th><th scope="col">Player / site</th><th scope="col">Round</th><th scope="col">Attempts</th><th scope="col">Age</th>';
 
-export function recordTable(records: readonly WalletRecord[], now: number, caption: string): string {
-  return `<table><caption class="muted" style="text-align:left">${esc(caption)}</caption><thead>${RECORD_HEAD}</thead><tbody>${recordRows(records, now)}</tbody></table>`;
+/** Rows from the ledger among them (or on the page, `withSource`): a Source column names each row's. */
+export function recordTable(records: readonly TableRow[], now: number, caption: string, withSource = records.some((r) => r.source === 'ledger')): string {
+  return `<table><caption class="muted" style="text-align:left">${esc(caption)}</caption><thead><tr>${RECORD_HEAD}${withSource ? '<th scope="col">Source</th>' : ''}</tr></thead><tbody>${recordRows(records, now, withSource)}</tbody></table>`;
+}
+
+/** What a page says about the ledger's part in it. */
+export function ledgerNote(read: LedgerRead<unknown>, rows: readonly TableRow[]): string {
+  if (read.kind === 'unavailable') return '<p class="notice bad" role="status" data-ledger="unavailable">The ledger (PostgreSQL) did not answer: only what Redis holds is shown.</p>';
+  if (rows.some((r) => r.source === 'ledger')) {
+    return '<p class="notice" role="status" data-ledger="mixed">Rows marked "ledger (PostgreSQL)" come from the ledger: Redis no longer holds them (past its retention). They cannot be acted on.</p>';
+  }
+  return '';
 }
 
 function card(n: number | string, label: string, tone = '', href?: string): string {
@@ -247,7 +267,13 @@ export function noticeOf(result: ActionResult | undefined): string {
   return `<p class="notice" role="status" data-notice>${esc(result.action)}: ${esc(result.targetId)} ${esc(result.stateBefore)} → ${esc(result.stateAfter)}.${said}${released}${reopened}</p>`;
 }
 
-export function detailPage(d: TransactionDetail, adminJson: Record<string, unknown>, notice: string, now: number): string {
+/** A round as a page shows it: its rows from Redis and the ledger, and what the ledger said. */
+export interface RoundRows {
+  readonly rows: readonly TableRow[];
+  readonly ledger: LedgerRead<unknown>;
+}
+
+export function detailPage(d: TransactionDetail, round: RoundRows, adminJson: Record<string, unknown>, notice: string, now: number): string {
   const r = d.record;
   const rows: [string, string][] = [
     ['Wallet', esc(d.wallet)],
@@ -300,7 +326,7 @@ ${
 <h2>Actions</h2>${actions}
 <h2>Wallet attempts</h2><table><thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Code</th><th scope="col">Latency</th><th scope="col">Wallet request id</th></tr></thead><tbody>${attemptRows(d.attempts)}</tbody></table>
 <h2>Compensation</h2>${comp}
-<h2>Round ${esc(r.roundId)}</h2>${recordTable(d.round, now, 'Every transaction of the round the player index still holds')}
+<h2>Round ${roundLink(r.roundId, d.wallet, r.playerId, r.siteId)}</h2>${ledgerNote(round.ledger, round.rows)}${recordTable(round.rows, now, 'Every transaction of the round the player index still holds, and the ledger\'s')}
 <h2>Session</h2>${session}
 <h2>Audit</h2>${auditTable(d.audit, false)}
 <details><summary>JSON (GET /admin/api/transactions/${esc(r.transactionId)}?wallet=${esc(d.wallet)})</summary><pre>${esc(JSON.stringify(adminJson, null, 2))}</pre></details>`;
@@ -313,13 +339,85 @@ export function ambiguousPage(transactionId: string, wallets: readonly string[])
   return layout(`Transaction ${transactionId}`, '/admin/tx', `<p class="notice bad" role="status">This id names a transaction in each of these wallets; open one.</p><ul>${links}</ul>`);
 }
 
-export function playerPage(playerId: string, siteId: string, wallet: string | undefined, rounds: readonly PlayerRound[], now: number): string {
+/** A transaction Redis no longer holds, as the ledger keeps it: every change, and no actions. */
+export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: Record<string, unknown>, notice: string, now: number): string {
+  const [newest, ...earlier] = held.records;
+  const t = newest!.transaction;
+  const rows: [string, string][] = [
+    ['Wallet', esc(held.wallet)],
+    ['State', `${stateTag(t.state)}${t.resolution ? ` resolution: <strong>${esc(t.resolution)}</strong>` : ''}`],
+    ['Kind', esc(t.kind)],
+    ['Amount', `${esc(t.amount)} ${esc(t.currency)}`],
+    ['Player / site', `${playerLink(t.playerId, t.siteId, held.wallet)} / ${esc(t.siteId)}`],
+    ['Round', `${roundLink(t.roundId, held.wallet, t.playerId, t.siteId)} (wallet round ${esc(t.walletRoundId)})`],
+    ['Bet', t.referenceId ? txLink(t.referenceId, held.wallet) : '—'],
+    ['Compensation', t.compensationId ? txLink(t.compensationId, held.wallet) : '—'],
+    ['Attempts', `${t.attempts} (last code ${esc(t.lastWalletCode ?? '—')})`],
+    ['Engine request id', `<code>${esc(t.engineRequestId ?? '—')}</code>`],
+    ['Note', esc(t.note ?? '—')],
+    ['Created / last change', `${iso(t.createdAt)} / ${iso(t.changedAt)} (${age(t.createdAt, now)} ago)`],
+  ];
+  const earlierNote =
+    earlier.length === 0
+      ? ''
+      : `<p class="notice bad" role="status" data-late-repeat>The engine used this id again after Redis had forgotten it (a late repeat): ${earlier.length} earlier record${earlier.length === 1 ? '' : 's'} below.</p>`;
+  const body = `${notice}<p class="notice" role="status" data-source="ledger">From the ledger (PostgreSQL): Redis no longer holds this record.</p>${earlierNote}
+<dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
+<h2>Actions</h2><p class="muted" data-no-actions>None: Redis no longer holds this record, so it cannot be re-checked, redriven or resolved from here.</p>
+<h2>Changes</h2>${changeTable(newest!.changes)}
+${earlier.map((r) => `<h2>Earlier record of this id, created ${iso(r.transaction.createdAt)}</h2>${changeTable(r.changes)}`).join('\n')}
+<h2>Round ${esc(t.roundId)}</h2>${ledgerNote(round.ledger, round.rows)}${recordTable(round.rows, now, 'Every transaction of the round Redis and the ledger hold')}
+<details><summary>JSON (GET /admin/api/transactions/${esc(t.transactionId)}?wallet=${esc(held.wallet)})</summary><pre>${esc(JSON.stringify(adminJson, null, 2))}</pre></details>`;
+  return layout(`Transaction ${t.transactionId}`, '/admin/tx', body);
+}
+
+function changeTable(changes: readonly LedgerTransaction[]): string {
+  const rows = changes
+    .map(
+      (c) => `<tr data-change="${c.changeNo}"><td class="num">${c.changeNo}</td><td>${iso(c.changedAt)}</td><td>${stateTag(c.state)}${c.resolution ? ` <span class="muted">(${esc(c.resolution)})</span>` : ''}</td><td class="num">${c.attempts}</td><td>${esc(c.lastWalletCode ?? '—')}</td><td><code>${esc(c.walletRequestId ?? '—')}</code></td><td><code>${esc(c.engineRequestId ?? '—')}</code></td><td>${esc(c.note ?? '')}</td></tr>`,
+    )
+    .join('');
+  return `<table><thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last code</th><th scope="col">Wallet request id</th><th scope="col">Engine request id</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** A transaction Redis does not hold, while the ledger did not answer. */
+export function ledgerDownPage(transactionId: string): string {
+  return layout(`Transaction ${transactionId}`, '/admin/tx', '<p class="notice bad" role="status" data-ledger="unavailable">Redis does not hold this transaction, and the ledger (PostgreSQL) did not answer: try again shortly.</p>');
+}
+
+export function roundPage(wallet: string, roundId: string, round: RoundRows, now: number): string {
+  const body = round.rows.length === 0 && round.ledger.kind !== 'unavailable' ? '<p class="muted">Neither Redis nor the ledger holds a transaction of this round.</p>' : recordTable(round.rows, now, 'Every transaction of the round, oldest first');
+  return layout(`Round ${roundId} · wallet ${wallet}`, '/admin/round', `${ledgerNote(round.ledger, round.rows)}${body}`);
+}
+
+export function playerPage(playerId: string, siteId: string, wallet: string | undefined, rounds: readonly { wallet: string; roundId: string; rows: readonly TableRow[] }[], ledger: LedgerRead<unknown>, now: number): string {
+  const all = rounds.flatMap((r) => r.rows);
+  const withSource = all.some((r) => r.source === 'ledger');
   const body =
     rounds.length === 0
-      ? '<p class="muted">No recent transactions indexed for this player.</p>'
-      : rounds.map((r) => `<h2>Round ${esc(r.roundId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.records, now, '')}`).join('');
+      ? '<p class="muted">No transactions held for this player.</p>'
+      : rounds.map((r) => `<h2>Round ${roundLink(r.roundId, r.wallet, playerId, siteId)} · wallet ${esc(r.wallet)}</h2>${recordTable(r.rows, now, '', withSource)}`).join('');
   // A player id is the casino's own: the same id at two wallets is two players, each shown under its wallet.
-  return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: recent rounds`, '/admin/players', body);
+  return layout(`Player ${playerId} / site ${siteId}${wallet === undefined ? ' (every wallet)' : ` at wallet ${wallet}`}: recent rounds`, '/admin/players', `${ledgerNote(ledger, all)}${body}`);
+}
+
+/** Transaction ids the engine used again after Redis had forgotten their first record. */
+export function lateRepeatsPage(read: LedgerRead<LateRepeat[]>, values: FilterValues, walletIds: readonly string[]): string {
+  const filter = `<form class="filters" method="get" action="/admin/late-repeats">${walletSelect(values, walletIds)}<button type="submit">Filter</button></form>`;
+  const intro = '<p>Transaction ids an engine used again after Redis had forgotten the first record (past its retention): the gateway could not answer the repeat from the first record, so it made a second. Compare the two records of each id; both are kept in the ledger.</p>';
+  if (read.kind === 'none') return layout('Late repeats', '/admin/late-repeats', `${intro}<p class="notice bad" role="status" data-ledger="none">No ledger is kept (DATABASE_URL is unset): late repeats are not flagged.</p>`);
+  if (read.kind === 'unavailable') return layout('Late repeats', '/admin/late-repeats', `${intro}${filter}<p class="notice bad" role="status" data-ledger="unavailable">The ledger (PostgreSQL) did not answer: try again shortly.</p>`);
+  const rows =
+    read.value.length === 0
+      ? '<tr><td colspan="5" class="muted">None.</td></tr>'
+      : read.value
+          .map((r) => `<tr data-id="${esc(r.transactionId)}" data-wallet="${esc(r.wallet)}"><td>${esc(r.wallet)}</td><td>${txLink(r.transactionId, r.wallet)}</td><td>${iso(r.createdAt)}</td><td>${iso(r.earlierCreatedAt)}</td><td>${iso(r.flaggedAt)}</td></tr>`)
+          .join('');
+  return layout(
+    'Late repeats',
+    '/admin/late-repeats',
+    `${intro}${filter}<p class="muted">From the ledger (PostgreSQL), newest first.</p><table><thead><tr><th scope="col">Wallet</th><th scope="col">Transaction</th><th scope="col">Repeated (new record)</th><th scope="col">First record</th><th scope="col">Flagged</th></tr></thead><tbody>${rows}</tbody></table>`,
+  );
 }
 
 export function auditPage(entries: readonly WalletAuditEntry[], values: FilterValues, walletIds: readonly string[], next: string | undefined): string {

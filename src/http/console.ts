@@ -15,18 +15,40 @@ import {
   type ConsoleWallet,
   type Filter,
   type QueryDeps,
+  type TransactionDetail,
   type WalletRecord,
 } from '../console/queries';
+import { byRound, ledgerHolding, ledgerPlayer, ledgerValue, mergeRows, readLedger, type LedgerHeld, type LedgerRead, type SourcedRow } from '../console/ledger-reads';
 import { REGISTRY_ID } from '../config/registry';
 import { fieldIssues, transactionIdParam } from '../engine/schemas';
 import { errors } from '../engine/types';
 import { codedError } from '../lib/error-codes';
+import { lateRepeats, roundHistory } from '../ledger/history';
+import type { LedgerDb } from '../ledger/db';
 import { jsonNumber } from '../lib/json';
 import { U64_MAX } from '../lib/schemas';
 import type { Logger } from '../observability/logger';
 import { adminView } from './admin-view';
 import { notFound } from './errors';
-import { ambiguousPage, auditPage, bigWinsPage, detailPage, exportPage, noticeOf, overviewPage, playerPage, staleRoundsPage, tokensPage, transactionsPage } from './console-pages';
+import {
+  ambiguousPage,
+  auditPage,
+  bigWinsPage,
+  detailPage,
+  exportPage,
+  lateRepeatsPage,
+  ledgerDetailPage,
+  ledgerDownPage,
+  noticeOf,
+  overviewPage,
+  playerPage,
+  roundPage,
+  staleRoundsPage,
+  tokensPage,
+  transactionsPage,
+  type RoundRows,
+} from './console-pages';
+import { ledgerView } from './history';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
 
@@ -39,6 +61,11 @@ import { sendError, sendJson } from './respond';
  * only: a lookup or action without `wallet` that finds the id in several wallets answers
  * `409 AMBIGUOUS_TRANSACTION` (a page lists the candidates) and does nothing. An action runs with
  * the record's own wallet (its client, stores and queues) and is audited in that wallet's trail.
+ *
+ * With a ledger (contract 12), the transaction, round and player pages (and their JSON) read it
+ * for what Redis no longer holds, and name each row's source (`redis` or `ledger`). A record only
+ * the ledger holds offers no actions: Redis forgot it, so there is nothing to act on. A ledger that
+ * does not answer leaves the pages showing what Redis holds, saying so.
  */
 export interface ConsoleDeps {
   /** Every wallet of the registry, in its order. */
@@ -49,6 +76,8 @@ export interface ConsoleDeps {
   readonly exports: ExportDeps;
   /** Where an action on an id no wallet holds is audited: the home wallet's trail. */
   readonly homeWallet: string;
+  /** The ledger's reading connections; undefined: no ledger is kept. */
+  readonly ledgerDb?: LedgerDb;
   readonly logger: Logger;
 }
 
@@ -64,7 +93,8 @@ const time = z.preprocess(emptyAsUndefined, timeText.optional());
 const requiredTime = z.preprocess(emptyAsUndefined, timeText);
 const id = z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9]{1,20}$/, 'must be a number').optional());
 /** One wallet of the registry; empty or absent: every wallet. */
-const walletFilter = z.preprocess(emptyAsUndefined, z.string().regex(REGISTRY_ID, 'must be one wallet id: 1–32 characters of a-z, 0-9 and -').optional());
+const walletId = z.string().regex(REGISTRY_ID, 'must be one wallet id: 1–32 characters of a-z, 0-9 and -');
+const walletFilter = z.preprocess(emptyAsUndefined, walletId.optional());
 /** An audit entry's stream id (`ms-seq`) to page before: both parts fit Redis's 64 bits, and it is above 0-0 (nothing is older). */
 const AUDIT_CURSOR = /^\d{1,20}-\d{1,20}$/;
 const auditCursor = z
@@ -180,6 +210,60 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     // Nothing holds it: the action is refused (and audited) in the wallet named, else the home wallet.
     return q.wallet === undefined ? { kind: 'none' } : { kind: 'one', wallet: byId.get(q.wallet)! };
   }
+  /** A ledger read's outcome, its failure logged once (the page says it, without the error). */
+  async function fromLedger<T>(res: Response, read: (db: LedgerDb) => Promise<T>): Promise<LedgerRead<T>> {
+    const got = await readLedger(deps.ledgerDb, read);
+    if (got.kind === 'unavailable') logger.warn({ err: got.error, request_id: requestIdOf(res) }, 'ledger read failed: the console shows what Redis holds');
+    return got;
+  }
+
+  /** A round's rows in one wallet: Redis's records, and the ledger's of records Redis forgot. */
+  async function roundRows(res: Response, wallet: string, roundId: string, redisRecords: readonly WalletRecord[]): Promise<RoundRows & { rows: SourcedRow[] }> {
+    const ledger = await fromLedger(res, (db) => roundHistory(db, wallet, roundId));
+    return { rows: mergeRows(redisRecords, ledgerValue(ledger, [])), ledger };
+  }
+
+  /** A row as the JSON shows it, with its source. */
+  const sourcedView = async (r: SourcedRow) => (r.source === 'redis' ? { ...(await view(r.origin)), source: r.source } : { ...ledgerView(r.origin), source: r.source });
+
+  type Found =
+    | { kind: 'redis'; detail: TransactionDetail; round: RoundRows & { rows: SourcedRow[] } }
+    | { kind: 'ledger'; held: LedgerHeld; round: RoundRows & { rows: SourcedRow[] } }
+    | { kind: 'several'; wallets: string[] }
+    | { kind: 'none' }
+    | { kind: 'ledger_unavailable' };
+  /** A transaction for its page: from Redis, else from the ledger. */
+  async function find(req: Request, res: Response, txId: string): Promise<Found | undefined> {
+    const located = await locate(req, res, txId);
+    if (located === undefined) return undefined;
+    if (located.kind === 'several') return located;
+    const detail = located.kind === 'one' ? await transactionDetail(located.wallet, txId) : undefined;
+    if (detail !== undefined) return { kind: 'redis', detail, round: await roundRows(res, detail.wallet, detail.record.roundId, detail.round) };
+    const held = await fromLedger(res, (db) => ledgerHolding(db, located.kind === 'one' ? [located.wallet.id] : walletIds, txId));
+    if (held.kind === 'unavailable') return { kind: 'ledger_unavailable' };
+    const found = ledgerValue(held, []);
+    if (found.length > 1) return { kind: 'several', wallets: found.map((f) => f.wallet) };
+    const one = found[0];
+    if (one === undefined) return { kind: 'none' };
+    const newest = one.records[0]!.transaction;
+    // The round's records Redis still holds (the player's index), beside the ledger's.
+    const redisRound = (await playerRounds({ ...queries, wallets: [byId.get(one.wallet)!] }, newest.playerId, newest.siteId, 200)).find((r) => r.roundId === newest.roundId);
+    return { kind: 'ledger', held: one, round: await roundRows(res, one.wallet, newest.roundId, redisRound?.records ?? []) };
+  }
+
+  /** A transaction only the ledger holds, as the JSON shows it. */
+  const ledgerDetailView = async (held: LedgerHeld, round: readonly SourcedRow[]) => {
+    const [newest, ...earlier] = held.records;
+    return {
+      ...ledgerView(newest!.transaction),
+      source: 'ledger',
+      actions: 'none: Redis no longer holds this record',
+      changes: newest!.changes.map(ledgerView),
+      earlier_records: earlier.map((r) => ({ ...ledgerView(r.transaction), changes: r.changes.map(ledgerView) })),
+      round: await Promise.all(round.map(sourcedView)),
+    };
+  };
+
   const ambiguous = (wallets: readonly string[]) => codedError('AMBIGUOUS_TRANSACTION', { message: `this transaction_id is held in wallets ${wallets.join(', ')}; repeat with ?wallet=<id>` });
 
   /** Runs an action named in the path with the body's note, at the record's own wallet; its log line is the audit trail's twin. */
@@ -305,31 +389,45 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   router.get('/admin/api/transactions/:id', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
-    const located = await locate(req, res, txId);
-    if (located === undefined) return;
-    if (located.kind === 'several') return sendError(res, ambiguous(located.wallets));
-    const d = located.kind === 'one' ? await transactionDetail(located.wallet, txId) : undefined;
-    if (d === undefined) return sendError(res, errors.transactionNotFound());
+    const found = await find(req, res, txId);
+    if (found === undefined) return;
+    if (found.kind === 'several') return sendError(res, ambiguous(found.wallets));
+    if (found.kind === 'none') return sendError(res, errors.transactionNotFound());
+    if (found.kind === 'ledger_unavailable') return sendError(res, codedError('LEDGER_UNAVAILABLE', { message: 'Redis does not hold this transaction, and the ledger (PostgreSQL) did not answer; repeat shortly' }));
+    if (found.kind === 'ledger') return sendJson(res, 200, { ...(await ledgerDetailView(found.held, found.round.rows)), ledger: found.round.ledger.kind });
+    const d = found.detail;
     sendJson(res, 200, {
       ...(await view(d.record)),
+      source: 'redis',
       attempt_log: d.attempts.map((a) => ({ at: new Date(a.at).toISOString(), code: a.result, latency_ms: a.latencyMs, wallet_request_id: a.walletRequestId })),
       compensation_record: d.compensation ? await view(d.compensation) : null,
-      round: await views(d.round),
+      round: await Promise.all(found.round.rows.map(sourcedView)),
       session: d.session ? { session_id: d.session.sessionId, state: d.session.state, game_id: d.session.gameId, balance: d.session.balance, token_ref: d.session.tokenRef } : null,
       audit: d.audit,
+      ledger: found.round.ledger.kind,
     });
   });
+
+  /** A player's rounds in the wallets asked about (in the registry's order): Redis's records and the ledger's of records Redis forgot, newest round first. */
+  async function playerHistory(res: Response, scope: QueryDeps, wallet: string | undefined, playerId: string, siteId: string, limit: number) {
+    const [redisRounds, ledger] = await Promise.all([playerRounds(scope, playerId, siteId, limit), fromLedger(res, (db) => ledgerPlayer(db, wallet, playerId, siteId, limit))]);
+    const rows = mergeRows(redisRounds.flatMap((r) => r.records), ledgerValue(ledger, []));
+    const order = (wallet: string): number => walletIds.indexOf(wallet);
+    const rounds = byRound(rows).sort((a, b) => order(a.wallet) - order(b.wallet) || b.rows.at(-1)!.createdAt - a.rows.at(-1)!.createdAt);
+    return { rounds, ledger };
+  }
 
   router.get('/admin/api/players/:player/rounds', async (req, res) => {
     const q = parse(playerQuery.extend({ limit: filterSchema.shape.limit }), { ...req.query, player_id: req.params.player }, res);
     if (q === undefined) return;
     const scope = scoped(res, q.wallet);
     if (scope === undefined) return;
-    const rounds = await playerRounds(scope, q.player_id, q.site_id, q.limit);
+    const { rounds, ledger } = await playerHistory(res, scope, q.wallet, q.player_id, q.site_id, q.limit);
     sendJson(res, 200, {
       player_id: jsonNumber(q.player_id),
       site_id: jsonNumber(q.site_id),
-      rounds: await Promise.all(rounds.map(async (r) => ({ wallet: r.wallet, round_id: r.roundId, transactions: await views(r.records) }))),
+      rounds: await Promise.all(rounds.map(async (r) => ({ wallet: r.wallet, round_id: r.roundId, transactions: await Promise.all(r.rows.map(sourcedView)) }))),
+      ledger: ledger.kind,
     });
   });
 
@@ -438,30 +536,51 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     if (q === undefined) return;
     const scope = scoped(res, q.wallet);
     if (scope === undefined) return;
-    sendHtml(res, 200, playerPage(q.player_id, q.site_id, q.wallet, await playerRounds(scope, q.player_id, q.site_id, 200), now()));
+    const { rounds, ledger } = await playerHistory(res, scope, q.wallet, q.player_id, q.site_id, 200);
+    sendHtml(res, 200, playerPage(q.player_id, q.site_id, q.wallet, rounds, ledger, now()));
   });
 
-  async function detail(res: Response, wallet: ConsoleWallet, txId: string, notice: string): Promise<void> {
-    const d = await transactionDetail(wallet, txId);
-    if (d === undefined) return sendError(res, errors.transactionNotFound());
-    sendHtml(res, 200, detailPage(d, await view(d.record), notice, now()));
+  /** A round of one wallet: its player says where Redis indexes it (the ledger needs only the round). */
+  const roundQuery = playerQuery.extend({ id: transactionIdParam, wallet: walletId });
+
+  router.get('/admin/round', async (req, res) => {
+    const q = parse(roundQuery, req.query, res);
+    if (q === undefined) return;
+    const scope = scoped(res, q.wallet);
+    if (scope === undefined) return;
+    const redisRound = (await playerRounds(scope, q.player_id, q.site_id, 200)).find((r) => r.roundId === q.id);
+    sendHtml(res, 200, roundPage(q.wallet, q.id, await roundRows(res, q.wallet, q.id, redisRound?.records ?? []), now()));
+  });
+
+  router.get('/admin/late-repeats', async (req, res) => {
+    const q = parse(z.strictObject({ wallet: walletFilter }), req.query, res);
+    if (q === undefined) return;
+    if (scoped(res, q.wallet) === undefined) return;
+    sendHtml(res, 200, lateRepeatsPage(await fromLedger(res, (db) => lateRepeats(db, q.wallet, 200)), formValues(req), walletIds));
+  });
+
+  /** A transaction's page: from Redis with its actions, else from the ledger without. */
+  async function detail(req: Request, res: Response, txId: string, notice: string): Promise<void> {
+    const found = await find(req, res, txId);
+    if (found === undefined) return;
+    if (found.kind === 'several') return sendHtml(res, 409, ambiguousPage(txId, found.wallets));
+    if (found.kind === 'none') return sendError(res, errors.transactionNotFound());
+    if (found.kind === 'ledger_unavailable') return sendHtml(res, 503, ledgerDownPage(txId));
+    if (found.kind === 'ledger') return sendHtml(res, 200, ledgerDetailPage(found.held, found.round, { ...(await ledgerDetailView(found.held, found.round.rows)), ledger: found.round.ledger.kind }, notice, now()));
+    sendHtml(res, 200, detailPage(found.detail, found.round, { ...(await view(found.detail.record)), source: 'redis' }, notice, now()));
   }
 
   router.get('/admin/tx', async (req, res) => {
     const txId = transactionId(req, res);
     if (txId === undefined) return;
-    const located = await locate(req, res, txId);
-    if (located === undefined) return;
-    if (located.kind === 'several') return sendHtml(res, 409, ambiguousPage(txId, located.wallets));
-    if (located.kind === 'none') return sendError(res, errors.transactionNotFound());
-    await detail(res, located.wallet, txId, '');
+    await detail(req, res, txId, '');
   });
 
   // A form's action answers with the page itself, the outcome on top (the audit entry is below it).
   router.post('/admin/tx/:action', forms, async (req: Request, res: Response) => {
     const done = await act(req, res);
     if (done === undefined) return;
-    await detail(res, byId.get(done.wallet)!, done.id, noticeOf(done.result));
+    await detail(req, res, done.id, noticeOf(done.result));
   });
 
   return router;

@@ -76,6 +76,7 @@ export function ledgerView(t: LedgerTransaction): Record<string, unknown> {
     attempts: t.attempts,
     last_wallet_code: t.lastWalletCode,
     wallet_request_id: t.walletRequestId,
+    engine_request_id: t.engineRequestId,
     balance: numberOrNull(t.balance),
     error: errorView(t.error),
     resolution: t.resolution,

@@ -343,6 +343,7 @@ function consoleDeps(w: OperatorWiring, actions: ReadonlyMap<string, ActionDeps>
       ledgerDb: w.ledgerDb,
     },
     homeWallet: w.homeWallet,
+    ledgerDb: w.ledgerDb,
     logger,
   };
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../store/redis';
+import { defineScript, registerScripts, runScript } from '../store/scripts';
 import type { Logger } from '../observability/logger';
 import { throttledErrorLog } from '../observability/error-events';
 import type { LedgerDb } from './db';
@@ -16,7 +17,9 @@ import { writeBatch } from './writer';
  * entries pending; another worker claims them (XAUTOCLAIM) once they sat idle for `claimIdleMs`,
  * and writes them again, which changes nothing (writes are idempotent). While PostgreSQL is down
  * nothing is acknowledged: the outbox grows, and drains in order (own pending entries first, by
- * id) once a write succeeds again.
+ * id) once a write succeeds again. A consumer gone for long (no pending entries, idle more than
+ * ten times `claimIdleMs`) is removed from the group, so the group does not collect the name of
+ * every worker that ever ran; one holding entries is claimed from first, never removed.
  */
 
 export const LEDGER_GROUP = 'ledger';
@@ -30,13 +33,20 @@ export interface OutboxSource {
 export interface LedgerDrainOptions {
   readonly redis: RedisClient;
   readonly db: LedgerDb;
-  readonly sources: readonly OutboxSource[];
+  /**
+   * The outboxes to drain, asked at each pass: a wallet a registry reload adds is drained from the
+   * next pass on. One that leaves the registry stays drained (its last changes may still be in
+   * its outbox).
+   */
+  readonly sources: () => readonly OutboxSource[];
   readonly retentionDays: number;
   readonly logger: Logger;
   /** Entries read per stream per step. Default 500. */
   readonly batch?: number;
   /** A pending entry idle this long belongs to a consumer taken for dead. Default 60 s. */
   readonly claimIdleMs?: number;
+  /** A consumer without pending entries idle this long is gone, and removed. Default 10 × claimIdleMs. */
+  readonly goneConsumerMs?: number;
   /** Pause when every outbox was empty. Default 200 ms. */
   readonly idleMs?: number;
   /** How often old months are dropped. Default 1 h. */
@@ -49,12 +59,19 @@ export interface LedgerDrain {
   readonly ready: Promise<void>;
   /** One pass over every outbox (tests); returns the entries acknowledged. */
   drainOnce(): Promise<number>;
+  /** Removes the gone consumers from every outbox's group now; returns their names. */
+  dropGoneConsumers(): Promise<string[]>;
   /** Drops the months past the retention now; returns the partitions dropped. */
   applyRetention(): Promise<string[]>;
   close(): Promise<void>;
 }
 
 type StreamEntries = [string, string[]][];
+
+const dropGoneScript = defineScript<{ key: string; consumer: string; idleMs: number }>('drop-gone-consumers-1', ({ key, consumer, idleMs }) => ({
+  keys: [key],
+  args: [LEDGER_GROUP, consumer, String(idleMs)],
+}));
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -67,9 +84,10 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
-  const { redis, db, sources, logger } = options;
+  const { redis, db, logger } = options;
   const batch = options.batch ?? 500;
   const claimIdleMs = options.claimIdleMs ?? 60_000;
+  const goneConsumerMs = options.goneConsumerMs ?? 10 * claimIdleMs;
   const idleMs = options.idleMs ?? 200;
   const retentionEveryMs = options.retentionEveryMs ?? 3_600_000;
   const now = options.now ?? Date.now;
@@ -79,6 +97,14 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
   const months = new Set<number>();
   const grouped = new Set<string>();
   let lastRetention = Number.NEGATIVE_INFINITY;
+  let lastConsumerSweep = Number.NEGATIVE_INFINITY;
+  const known = new Map<string, OutboxSource>();
+  /** Every outbox the registry named since this drain started. */
+  const sources = (): OutboxSource[] => {
+    for (const source of options.sources()) known.set(source.key, source);
+    return [...known.values()];
+  };
+  registerScripts(redis, [dropGoneScript]);
 
   async function ensureGroup(key: string): Promise<void> {
     if (grouped.has(key)) return;
@@ -124,8 +150,19 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
 
   async function drainOnce(): Promise<number> {
     let done = 0;
-    for (const source of sources) done += await drainSource(source);
+    for (const source of sources()) done += await drainSource(source);
     return done;
+  }
+
+  async function dropGoneConsumers(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const source of sources()) {
+      await ensureGroup(source.key);
+      const names = (await runScript(redis, dropGoneScript, { key: source.key, consumer, idleMs: goneConsumerMs })) as string[];
+      if (names.length > 0) logger.info({ wallet: source.wallet, shard: source.shard, consumers: names }, 'ledger outbox consumers gone for long removed from the group');
+      removed.push(...names);
+    }
+    return removed;
   }
 
   async function applyRetention(): Promise<string[]> {
@@ -158,6 +195,10 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
           await applyRetention();
           lastRetention = now();
         }
+        if (now() - lastConsumerSweep >= claimIdleMs) {
+          await dropGoneConsumers();
+          lastConsumerSweep = now();
+        }
         const done = await drainOnce();
         failures = 0;
         if (done === 0) await sleep(idleMs, stop.signal);
@@ -172,6 +213,7 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
   return {
     ready,
     drainOnce,
+    dropGoneConsumers,
     applyRetention,
     async close() {
       stop.abort();

@@ -49,7 +49,7 @@ export function decodeCursor(text: string): HistoryCursor | undefined {
 
 const SELECT = `SELECT wallet, transaction_id, change_no, (extract(epoch FROM created_at) * 1000)::bigint::text AS created_ms,
   (extract(epoch FROM changed_at) * 1000)::bigint::text AS changed_ms, kind, state, amount::text, currency, player_id::text, site_id::text,
-  session_id, round_id, wallet_round_id, reference_id, is_compensation, compensation_id, attempts, last_wallet_code, wallet_request_id, balance::text,
+  session_id, round_id, wallet_round_id, reference_id, is_compensation, compensation_id, attempts, last_wallet_code, wallet_request_id, engine_request_id, balance::text,
   error::text, resolution, note`;
 
 interface Row {
@@ -73,6 +73,7 @@ interface Row {
   attempts: number;
   last_wallet_code: number | null;
   wallet_request_id: string | null;
+  engine_request_id: string | null;
   balance: string | null;
   error: string | null;
   resolution: string | null;
@@ -101,6 +102,7 @@ function fromRow(r: Row): LedgerTransaction {
     attempts: r.attempts,
     lastWalletCode: r.last_wallet_code,
     walletRequestId: r.wallet_request_id,
+    engineRequestId: r.engine_request_id,
     balance: r.balance,
     error: r.error,
     resolution: r.resolution,

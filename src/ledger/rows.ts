@@ -28,6 +28,8 @@ export interface ChangeRow {
   readonly attempts: number;
   readonly lastWalletCode: number | null;
   readonly walletRequestId: string | null;
+  /** The engine call's request id: the claim's entry carries it; the writer gives later changes their record's. */
+  readonly engineRequestId: string | null;
   readonly balance: string | null;
   readonly error: string | null;
   readonly resolution: string | null;
@@ -88,6 +90,7 @@ export function rowOf(wallet: string, shard: number, id: string, flat: readonly 
       attempts: Number(h.attempts || 0),
       lastWalletCode: h.last_code ? Number(h.last_code) : null,
       walletRequestId: attempt === null ? null : decodeAttempt(attempt).walletRequestId,
+      engineRequestId: orNull(h.engine_request_id),
       balance: orNull(h.balance),
       error: orNull(h.error),
       resolution: orNull(h.resolution),

@@ -38,6 +38,8 @@ export interface ClaimInput {
    * `ending` session keeps having none), in the same round trip.
    */
   sessionTtlSeconds?: number;
+  /** The gateway's request id of the engine call: kept in the ledger's row of the claim only, never in the record. */
+  engineRequestId?: string;
 }
 
 /** `sessionBalance`: the last balance the session holds, read in the same script (null: no session any more). */
@@ -240,7 +242,7 @@ const outboxOr = (keys: Keys, ledger: boolean, recordKey: string): string => (le
 const roundKeyOf = (keys: Keys, r: Pick<TransactionRecord, 'playerId' | 'siteId' | 'walletRoundId'>): string =>
   keys.round(r.playerId, r.siteId, r.walletRoundId);
 
-const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys, retentionSeconds, now, ledger, record, exactAmount, leaseUntil, sessionTtlSeconds }) => ({
+const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys, retentionSeconds, now, ledger, record, exactAmount, leaseUntil, sessionTtlSeconds, engineRequestId }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -269,6 +271,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys,
     String(PLAYER_RECENT_CAP),
     record.currency,
     RESERVED_ID_PREFIX,
+    ledger ? (engineRequestId ?? '') : '',
     ...newRecordFields(record, now),
   ],
 }), { packed: true });

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
@@ -5,6 +9,7 @@ import { LEDGER_GROUP } from '../../src/ledger/drain';
 import { migrate } from '../../src/ledger/migrate';
 import { rowOf, type ChangeRow } from '../../src/ledger/rows';
 import { writeBatch } from '../../src/ledger/writer';
+import { walletLayout } from '../../src/registry/wallet-layout';
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
@@ -109,7 +114,7 @@ it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps t
   const row = (id: string, createdAt: number): ChangeRow => ({
     wallet: 'default', transactionId: id, changeNo: 1, createdAt, changedAt: createdAt, kind: 'debit', state: 'succeeded', amount: '18446744073709551615.01',
     currency: 'EUR', playerId: '18446744073709551615', siteId: '1', sessionId: 's', roundId: 'r', walletRoundId: 'r', referenceId: null, isCompensation: false, compensationId: null,
-    attempts: 1, lastWalletCode: 1, walletRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
+    attempts: 1, lastWalletCode: 1, walletRequestId: null, engineRequestId: null, balance: null, error: null, resolution: null, note: null, outboxId: `0:${id}`,
   });
   await writeBatch(db, [row('old-1', old), row('kept-1', kept)], [], 0, new Set());
   const exact = await db.query<{ amount: string; player_id: string }>("SELECT amount::text, player_id::text FROM ledger_changes WHERE transaction_id = 'kept-1'");
@@ -120,4 +125,93 @@ it('drops a month whole once it is past LEDGER_RETENTION_DAYS (400), and keeps t
   expect(dropped.every((name) => /_y\d{4}m\d{2}$/.test(name))).toBe(true);
   const left = await db.query<{ transaction_id: string }>("SELECT transaction_id FROM ledger_changes WHERE transaction_id IN ('old-1', 'kept-1')");
   expect(left.rows).toEqual([{ transaction_id: 'kept-1' }]);
+});
+
+it("names the engine call's request id in every change of its record, a worker's retries included", async () => {
+  const engine = (path: 'bet' | 'win', body: Record<string, unknown>, requestId: string) =>
+    fetch(`${h.url}/engine/v1/sessions/${player.session.sessionId}/${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer worker-harness-engine-key', 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify(body),
+    });
+  const round = randomUUID();
+  const betId = `b-${randomUUID().slice(0, 30)}`;
+  const winId = newId('credit');
+  expect((await engine('bet', { round_id: round, transaction_id: betId, amount: 2 }, 'engine-call-of-the-bet')).status).toBe(200);
+  h.sim.faults.failNext('credit', 2, Code.InternalServiceError, { transactionId: winId });
+  expect((await engine('win', { round_id: round, transaction_id: winId, bet_transaction_id: betId, amount: 5 }, 'engine-call-of-the-win')).status).toBeLessThan(300);
+  const rowsOf = (id: string) => db.query<{ change_no: number; state: string; engine_request_id: string | null }>('SELECT change_no, state, engine_request_id FROM ledger_changes WHERE transaction_id = $1 ORDER BY change_no', [id]);
+  const win = await waitFor('the retried win settled in the ledger', async () => {
+    const { rows } = await rowsOf(winId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 20_000);
+  // The claim, the failed inline attempt, the worker's retries and their settle: each names the win's engine call.
+  expect(win.length).toBeGreaterThanOrEqual(4);
+  expect(win.map((r) => r.engine_request_id)).toEqual(win.map(() => 'engine-call-of-the-win'));
+  const bet = await waitFor('the bet settled in the ledger', async () => {
+    const { rows } = await rowsOf(betId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 10_000);
+  expect(bet.map((r) => r.engine_request_id)).toEqual(bet.map(() => 'engine-call-of-the-bet'));
+  const [newest] = (await db.query('SELECT engine_request_id FROM ledger_transactions WHERE transaction_id = $1', [winId])).rows;
+  expect(newest).toEqual({ engine_request_id: 'engine-call-of-the-win' });
+});
+
+it('removes consumers gone for long from the group, never one holding entries: those are claimed and written first', async () => {
+  await worker.close();
+  // Two workers gone: one left nothing pending, one died holding entries it had read.
+  await h.redis.xgroup('CREATECONSUMER', outboxKey(), LEDGER_GROUP, 'gone-empty');
+  const bet = await h.bet(player, '4.04');
+  const read = (await h.redis.xreadgroup('GROUP', LEDGER_GROUP, 'gone-holding', 'COUNT', 100, 'STREAMS', outboxKey(), '>')) as [string, [string, string[]][]][];
+  expect(read[0]![1].length).toBeGreaterThan(0);
+  worker = await h.startWorker({ LEDGER_CLAIM_IDLE_MS: '200' });
+  const consumers = async (): Promise<{ name: string; pending: number }[]> =>
+    ((await h.redis.xinfo('CONSUMERS', outboxKey(), LEDGER_GROUP)) as (string | number)[][]).map((c) => ({ name: String(c[1]), pending: Number(c[3]) }));
+  const left = await waitFor('only the running worker left in the group', async () => {
+    const now = await consumers();
+    return now.length === 1 ? now : undefined;
+  }, 20_000);
+  expect(left[0]!.name).not.toMatch(/^gone-/);
+  const changes = await waitFor('the entries the gone worker held written', async () => {
+    const rows = await changesOf(bet.transactionId);
+    return rows.at(-1)?.state === 'succeeded' ? rows : undefined;
+  }, 10_000);
+  expect(changes.map((c) => c.change_no)).toEqual(changes.map((_, i) => i + 1));
+  expect(changes.at(-1)).toMatchObject({ amount: '4.04' });
+});
+
+it('drains the outbox of a wallet a registry reload adds, without a restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wgw-ledger-registry-'));
+  const file = join(dir, 'wallets.json');
+  const entry = (id: string) => ({
+    id,
+    base_url: h.sim.url,
+    basic_user: h.env.WALLET_BASIC_USER,
+    basic_password: h.env.WALLET_BASIC_PASSWORD,
+    signing_secret: h.env.WALLET_SIGNING_SECRET,
+    provider_id: h.env.PROVIDER_ID,
+    timeout_ms: 1000,
+  });
+  const registry = (ids: string[]) => writeFileSync(file, JSON.stringify({ wallets: ids.map(entry), engines: [{ id: 'studio', keys: ['worker-harness-engine-key'], wallets: ids }] }));
+  try {
+    registry(['default']);
+    await worker.close();
+    worker = await h.startWorker({ WALLETS_FILE: file });
+    registry(['default', 'casino-new']);
+    expect(await worker.reload()).toMatchObject({ ok: true, added: ['casino-new'] });
+    // A change in the new wallet's outbox, as its claim would append it.
+    const key = walletLayout({ QUEUE_PREFIX: h.prefix, redisShards: 1 }, 'casino-new').keys(0).ledgerOutbox();
+    const id = `b-${randomUUID().slice(0, 30)}`;
+    const now = String(Date.now());
+    await h.redis.xadd(key, '*', 't', 'tx', 'id', id, 'change_no', '1', 'kind', 'debit', 'state', 'pending', 'amount', '6.06', 'currency', 'EUR', 'player_id', '1', 'site_id', '1',
+      'session_id', 'casino-new~s', 'round_id', 'r', 'wallet_round_id', 'r', 'created_at', now, 'updated_at', now);
+    const rows = await waitFor('the new wallet\'s change in the ledger', async () => {
+      const found = await changesOf(id);
+      return found.length > 0 ? found : undefined;
+    }, 15_000);
+    expect(rows).toEqual([expect.objectContaining({ wallet: 'casino-new', amount: '6.06', change_no: 1 })]);
+    await waitFor('the new wallet\'s outbox drained', async () => ((await h.redis.xlen(key)) === 0 ? true : undefined), 10_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { spawnEmbeddedPostgres } from '../../src/ledger/embedded';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 
 /**
  * A PostgreSQL database of the test's own: a fresh database on the server at DATABASE_URL when it
@@ -50,4 +51,13 @@ export async function testLedgerDb(): Promise<TestLedgerDb> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A TCP proxy in front of the test's database (cut it to take PostgreSQL away), and the database's URL through it. */
+export async function ledgerBehindProxy(ledger: TestLedgerDb): Promise<{ proxy: TcpProxy; url: string }> {
+  const direct = new URL(ledger.url);
+  const proxy = await startTcpProxy(direct.hostname, Number(direct.port));
+  const viaProxy = new URL(ledger.url);
+  viaProxy.port = String(proxy.port);
+  return { proxy, url: viaProxy.toString() };
 }

@@ -31,7 +31,8 @@
     [12]  how many of the player's recent records are kept
     [13]  currency
     [14]  the prefix of the ids the gateway derives (its compensations')
-    [15..] the new record's field/value pairs
+    [15]  the engine request's id, for the ledger's outbox entry only ('' without a ledger)
+    [16..] the new record's field/value pairs
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -47,8 +48,8 @@ local args = cjson.decode(ARGV[1])
 local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[4] == '1'
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
 local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
-local derivedPrefix = args[14]
-local FIRST_FIELD = 15
+local derivedPrefix, engineRequestId = args[14], args[15]
+local FIRST_FIELD = 16
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -138,7 +139,7 @@ else
   redis.call('HINCRBY', roundKey, 'wins', 1)
 end
 if closesRound then redis.call('HSET', roundKey, 'closed_by', id) end
-toOutbox(outboxKey, txKey)
+toOutbox(outboxKey, txKey, nil, engineRequestId)
 redis.call('EXPIRE', roundKey, retentionSeconds)
 -- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
 if sessionTtl ~= '' and sessionState ~= 'ending' then
