@@ -75,7 +75,9 @@
     [19]  the id of the refund KEYS[12] names ('' = none read)
     [20]  the token ref KEYS[14] belongs to
     [21]  the note a refund with nothing to reverse gets
-    [22..] field/value pairs to set (an empty value deletes the field)
+    [22]  how many pieces the record's wallet body is stored in, as the caller knows it ('0' = not
+          known): a final record's pieces then go in one HDEL (includes/drop-body)
+    [23..] field/value pairs to set (an empty value deletes the field)
 
   Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not as [17] asks),
   and, with nothing done:
@@ -94,8 +96,8 @@ local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], arg
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
 local declaredDebitToken, onlyIf, refusedForGood = args[16], args[17], args[18] == '1'
-local declaredRefund, declaredRefundToken, nothingReversedNote = args[19], args[20], args[21]
-local FIRST_FIELD = 22
+local declaredRefund, declaredRefundToken, nothingReversedNote, bodyPieces = args[19], args[20], args[21], args[22]
+local FIRST_FIELD = 23
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
@@ -145,7 +147,7 @@ if newState == 'dead' then
   redis.call('ZADD', deadKey, now, id)
   logAttempt()
 elseif final then
-  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
+  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces)
   -- A watched debit's own final settle ends its watch (a debit's KEYS[10] is its own token's).
   redis.call('SREM', tokenWatchKey, id)
 else
