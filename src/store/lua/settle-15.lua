@@ -112,10 +112,12 @@ local function logAttempt()
   redis.call('LTRIM', attemptsKey, -tonumber(attemptCap), -1)
 end
 
-local current = redis.call('HGET', txKey, 'state')
+-- What the steps below read of the record, in one command (no update sets `in_round` or `kind`).
+local held = redis.call('HMGET', txKey, 'state', 'attempts', 'in_round', 'kind')
+local current, inRound, recordKind = held[1], held[3] or '', held[4]
 if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
-if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
+if expectedAttempts ~= '' and held[2] ~= expectedAttempts then return 0 end
 local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
 if otherToken then return {'token', otherToken} end
 if onlyIf == 'stands-in' and (debitKey == txKey or redis.call('HGET', debitKey, 'state') ~= 'compensating'
@@ -147,14 +149,14 @@ if newState == 'dead' then
   redis.call('ZADD', deadKey, now, id)
   logAttempt()
 elseif final then
-  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces)
+  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces, inRound)
   -- A watched debit's own final settle ends its watch (a debit's KEYS[10] is its own token's).
   redis.call('SREM', tokenWatchKey, id)
 else
   redis.call('PERSIST', txKey)
   addPending(pendingKey, tokenPendingKey, id, nextCheckAt)
   redis.call('ZREM', deadKey, id)
-  if redis.call('HGET', txKey, 'in_round') == '0' and redis.call('HGET', txKey, 'kind') ~= 'debit' then
+  if inRound == '0' and recordKind ~= 'debit' then
     redis.call('HSET', txKey, 'in_round', '1')
     if redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'open', 1) end
   end
@@ -167,7 +169,7 @@ if releaseRound then
   if r[2] == id then redis.call('HDEL', roundKey, 'closed_by') end
   if r[3] == id then redis.call('HDEL', roundKey, 'rollback') end
   -- A win refused before any acknowledgement no longer keeps its bet from being refunded.
-  if redis.call('HGET', txKey, 'kind') == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
+  if recordKind == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
 end
 
 if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then

@@ -5,10 +5,11 @@
   expires after the retention, and what can never be sent again goes: the wallet body and the
   attempt log.
   `bodyPieces`: how many pieces its wallet body is expected in (includes/drop-body; nil: unknown).
+  `inRound`: its `in_round` as the caller read it in this step ('' when absent; nil: read here).
   Needs includes/pending-index and includes/drop-body.
 ]]
-local function releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces)
-  if redis.call('HGET', txKey, 'in_round') == '1' then
+local function releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces, inRound)
+  if (inRound or redis.call('HGET', txKey, 'in_round')) == '1' then
     redis.call('HSET', txKey, 'in_round', '0')
     if redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'open', -1) end
   end
