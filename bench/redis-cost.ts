@@ -13,9 +13,10 @@ import { createTransactionStore, type TransactionStore } from '../src/store/tran
 import type { NewTransaction } from '../src/store/types';
 import { encodeRequest } from '../src/wallet/protocol';
 import { runToExit } from './in-process';
+import { REFERENCE_CLAIM } from './reference-claim';
 
 /**
- * `npx tsx bench/redis-cost.ts [bets] [rounds] [--callgrind [--keep]]`: what a bet asks of Redis
+ * `npx tsx bench/redis-cost.ts [bets] [rounds] [--callgrind | --scripts-only] [--keep]`: what a bet asks of Redis
  * (docs/performance.md, "What a bet asks of Redis"). On a private Redis, `bets` bets go through the
  * store's real steps, 32 lanes at a time (one session and player per lane): all claims, then all
  * settles (`succeeded`, with the wallet's request id in the attempt, as the gateway's inline
@@ -25,19 +26,14 @@ import { runToExit } from './in-process';
  * the scripts ran and their time (INFO commandstats, which counts a script's inner commands), and,
  * with `--callgrind`, the instructions Redis executed (Redis run under valgrind's callgrind: a
  * figure that does not move with the box's load; CPU µs are then valgrind's, not Redis's; `--keep`
- * leaves its dumps, one per step measured, for `callgrind_annotate`). Also
+ * leaves its dumps, one per step measured, for `callgrind_annotate`). `--scripts-only` counts only
+ * what runs inside `EVAL`/`EVALSHA` (not reading commands, writing replies, the event loop, nor the
+ * reference's plain `SET`): the steadiest figure for an A/B of a script change. Also
  * Redis memory per settled record (`used_memory` delta, ledger off).
  */
 const LANES = 32;
 const SESSION_TTL_SECONDS = 1800;
 const RETENTION_SECONDS = 3600;
-
-/** The bench reference's claim (bench/reference-server.ts). */
-const REFERENCE_CLAIM = `
-local session = redis.call('GET', KEYS[1])
-if not session then return {0} end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then return {1} end
-return {2, session}`;
 
 interface StepCost {
   /** Redis CPU µs per bet (INFO cpu). */
@@ -198,12 +194,13 @@ async function referenceRound(redisUrl: string, meter: Meter, bets: number, roun
 
 runToExit(async () => {
   const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-  const callgrind = process.argv.includes('--callgrind');
+  const scriptsOnly = process.argv.includes('--scripts-only');
+  const callgrind = scriptsOnly || process.argv.includes('--callgrind');
   const keep = callgrind && process.argv.includes('--keep');
   const bets = Number(positional[0] ?? 5000);
   const rounds = Number(positional[1] ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'redis-cost-'));
-  const launcher = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`];
+  const launcher = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`, ...(scriptsOnly ? ['--collect-atstart=no', '--toggle-collect=evalGenericCommand'] : [])];
   const server = await RedisServer.start(callgrind ? { dir, launcher } : { dir });
   const admin = createRedis(server.url, { name: 'redis-cost-meter' });
   try {
