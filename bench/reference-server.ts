@@ -7,6 +7,7 @@ import { loadGatewayConfig } from '../src/config/env';
 import { LosslessNumber, jsonNumber, parseJson, stringifyJson } from '../src/lib/json';
 import { OPERATION_PATH } from '../src/wallet/protocol';
 import { basicAuthHeader, hmacSigner } from '../src/wallet/signer';
+import { REFERENCE_CLAIM } from './reference-claim';
 
 /**
  * The bench's yardstick (case b): the least a bet can cost on bare node:http. Parse the JSON, one
@@ -25,13 +26,6 @@ const config = loadGatewayConfig();
 const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/(bet|balance)$/;
 const MAX_BODY = 16 * 1024;
 const RECORD_TTL_SECONDS = config.RECORD_RETENTION_SECONDS;
-
-// Claims the id (SET NX) and returns the session in the same round trip: 0 = no session, 1 = duplicate.
-const CLAIM = `
-local session = redis.call('GET', KEYS[1])
-if not session then return {0} end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then return {1} end
-return {2, session}`;
 
 interface WalletSession {
   token: string;
@@ -73,7 +67,7 @@ function serve(): void {
   const wallet = config.registry.wallets[0]!;
   const w = wallet.client;
   const redis = new Redis(config.REDIS_URL) as ClaimingRedis;
-  redis.defineCommand('claim', { numberOfKeys: 2, lua: CLAIM });
+  redis.defineCommand('claim', { numberOfKeys: 2, lua: REFERENCE_CLAIM });
   // The wallet client's HTTP/1.1 pool settings (src/wallet/client.ts); the bench runs this case over HTTP/1.1 only.
   const pool = new Pool(w.WALLET_BASE_URL, {
     connections: w.WALLET_CONNECTIONS,

@@ -25,6 +25,8 @@ export interface RedisServerOptions {
   readonly replicaOf?: { readonly host: string; readonly port: number };
   /** A Redis Cluster node (its nodes.conf in the data directory); a node silent this long is failing. */
   readonly cluster?: { readonly nodeTimeoutMs: number };
+  /** Runs redis-server under this command (a bench's `valgrind --tool=callgrind`); its pid is then the launcher's. */
+  readonly launcher?: readonly string[];
 }
 
 /** How long a start may take: with a large AOF, PING answers LOADING while it is replayed. */
@@ -55,8 +57,8 @@ export class RedisServer {
     this.url = `redis://127.0.0.1:${port}`;
     this.child = new Child({
       name: 'redis-server',
-      command: 'redis-server',
-      args,
+      command: options.launcher?.[0] ?? 'redis-server',
+      args: options.launcher === undefined ? args : [...options.launcher.slice(1), 'redis-server', ...args],
       env: baseEnv(),
       logFile: options.logFile ?? join(this.dir, 'redis.log'),
       // A parent that dies without its stop: Redis still flushes what it has.

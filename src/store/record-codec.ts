@@ -71,13 +71,13 @@ function decodeHistory(text: string | undefined): (number | 'unknown')[] {
  */
 const BODY_PIECE_BYTES = 64;
 
-/** Appends the body's pieces as field/value pairs to `out`. */
-function pushBodyPieces(out: string[], body: string): void {
+/** Where each of the body's pieces ends (one empty piece for an empty body). */
+function pieceEnds(body: string): number[] {
   // Pure ASCII (every wallet body the gateway writes): bytes are characters, cut every 64.
   const ascii = Buffer.byteLength(body, 'utf8') === body.length;
-  let piece = 0;
+  const ends: number[] = [];
   let start = 0;
-  while (start < body.length || piece === 0) {
+  while (start < body.length || ends.length === 0) {
     let end = Math.min(body.length, start + BODY_PIECE_BYTES);
     // Shorten until it fits in bytes (only non-ASCII text is longer in bytes than in characters),
     // never ending between the two halves of a surrogate pair.
@@ -88,10 +88,24 @@ function pushBodyPieces(out: string[], body: string): void {
     ) {
       end -= 1;
     }
-    out.push(piece === 0 ? RECORD_FIELDS.walletBody : `${RECORD_FIELDS.walletBody}${piece}`, body.slice(start, end));
-    piece += 1;
+    ends.push(end);
     start = end;
   }
+  return ends;
+}
+
+/** Appends the body's pieces as field/value pairs to `out`. */
+function pushBodyPieces(out: string[], body: string): void {
+  let start = 0;
+  pieceEnds(body).forEach((end, piece) => {
+    out.push(piece === 0 ? RECORD_FIELDS.walletBody : `${RECORD_FIELDS.walletBody}${piece}`, body.slice(start, end));
+    start = end;
+  });
+}
+
+/** How many pieces a stored record holds its wallet body in (0: an empty body, none stored). */
+export function bodyPieceCount(body: string): number {
+  return body === '' ? 0 : pieceEnds(body).length;
 }
 
 function isHighSurrogate(code: number): boolean {

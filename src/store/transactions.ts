@@ -3,7 +3,7 @@ import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
-import { decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { bodyPieceCount, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
 import {
@@ -118,6 +118,13 @@ export type RecordRef = Pick<
   'transactionId' | 'sessionId' | 'tokenRef' | 'playerId' | 'siteId' | 'walletRoundId' | 'referenceTransactionId'
 >;
 
+/**
+ * What settle takes: the record's references, and its wallet body when the caller holds it (the
+ * claimed record, or one read from Redis): a final settle then deletes the body's pieces in one
+ * command. A body that is not the stored one costs commands, never correctness (includes/drop-body).
+ */
+export type SettleRef = RecordRef & { readonly walletBody?: string };
+
 /** What names a record's shard: its id and its player. */
 export type ShardRef = Pick<TransactionRecord, 'transactionId' | 'playerId' | 'siteId'>;
 
@@ -203,7 +210,7 @@ export interface TransactionStore {
    */
   get(transactionId: string, shard?: number): Promise<TransactionRecord | undefined>;
   /** Applies the update if the record is in an expected state; false if it was not. One round trip. */
-  settle(record: RecordRef, update: SettleUpdate): Promise<boolean>;
+  settle(record: SettleRef, update: SettleUpdate): Promise<boolean>;
   beginCompensation(start: CompensationStart): Promise<CompensationStartResult>;
   /** How many other credits/rollbacks of the record's round are not final yet. */
   openInRound(record: RecordRef): Promise<number>;
@@ -286,7 +293,7 @@ interface RefundGuess {
 const refusedForGood = (record: RecordRef, update: SettleUpdate): boolean =>
   record.referenceTransactionId === null && update.state === 'failed' && update.reclaimable !== true;
 
-const settleScript = defineScript<StoreContext & { record: RecordRef; update: SettleUpdate; debitTokenRef: string; refund: RefundGuess | undefined }>('settle-15', ({ keys, retentionSeconds, now, ledger, record, update, debitTokenRef, refund }) => ({
+const settleScript = defineScript<StoreContext & { record: SettleRef; update: SettleUpdate; debitTokenRef: string; refund: RefundGuess | undefined }>('settle-15', ({ keys, retentionSeconds, now, ledger, record, update, debitTokenRef, refund }) => ({
   keys: [
     keys.transaction(record.transactionId),
     roundKeyOf(keys, record),
@@ -326,6 +333,7 @@ const settleScript = defineScript<StoreContext & { record: RecordRef; update: Se
     refund?.id ?? '',
     refund?.tokenRef ?? '',
     NOTHING_REVERSED_NOTE,
+    String(bodyPieceCount(record.walletBody ?? '')),
     ...updateFields(update, now),
   ],
 }), { packed: true });

@@ -173,6 +173,21 @@ describe('transaction store', () => {
     expect(await bodyFieldsOf('b-lp')).toEqual([]);
   });
 
+  it("drops every piece of a final record's wallet body whatever body the caller holds: the stored one, none, a shorter or a longer one", async () => {
+    const s = (await sessions.create({ token: 'tok-pieces', playerId: '12', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
+    const bet = (id: string) => tx('debit', id, `r-${id}`, { sessionId: s.sessionId, playerId: '12', tokenRef: tokenRefOf('tok-pieces') });
+    const held = { stored: undefined, none: '', shorter: 'x', longer: 'y'.repeat(64 * 20) } as const;
+    for (const [name, walletBody] of Object.entries(held)) {
+      const record = bet(`bp-${name}`);
+      expect((await claim(record)).kind).toBe('claimed');
+      expect((await bodyFieldsOf(record.transactionId)).length).toBeGreaterThan(2);
+      const ref = walletBody === undefined ? record : { ...record, walletBody };
+      expect(await txs.settle(ref, { state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '95.00' })).toBe(true);
+      expect([name, await bodyFieldsOf(record.transactionId)]).toEqual([name, []]);
+      expect(await txs.get(record.transactionId)).toMatchObject({ state: 'succeeded', walletBody: '', walletRoundId: `r-${record.transactionId}` });
+    }
+  });
+
   it('drops the wallet body of a succeeded, failed or compensated record in the settle; pending, compensating and dead keep it', async () => {
     const s = (await sessions.create({ token: 'tok-drop', playerId: '11', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
     const t = (kind: 'debit' | 'credit' | 'rollback', id: string, round: string, extra: Partial<NewTransaction> = {}) =>

@@ -75,7 +75,9 @@
     [19]  the id of the refund KEYS[12] names ('' = none read)
     [20]  the token ref KEYS[14] belongs to
     [21]  the note a refund with nothing to reverse gets
-    [22..] field/value pairs to set (an empty value deletes the field)
+    [22]  how many pieces the record's wallet body is stored in, as the caller knows it ('0' = not
+          known): a final record's pieces then go in one HDEL (includes/drop-body)
+    [23..] field/value pairs to set (an empty value deletes the field)
 
   Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not as [17] asks),
   and, with nothing done:
@@ -94,8 +96,8 @@ local retentionSeconds, nextCheckAt, sessionBalance, now = args[5], args[6], arg
 local debitState, expectedStates, expectedAttempts = args[9], args[10], args[11]
 local watchUntil, firstRecheck, attempt, attemptCap = args[12], args[13], args[14], args[15]
 local declaredDebitToken, onlyIf, refusedForGood = args[16], args[17], args[18] == '1'
-local declaredRefund, declaredRefundToken, nothingReversedNote = args[19], args[20], args[21]
-local FIRST_FIELD = 22
+local declaredRefund, declaredRefundToken, nothingReversedNote, bodyPieces = args[19], args[20], args[21], args[22]
+local FIRST_FIELD = 23
 
 --- @include "includes/pending-index"
 --- @include "includes/drop-body"
@@ -110,10 +112,12 @@ local function logAttempt()
   redis.call('LTRIM', attemptsKey, -tonumber(attemptCap), -1)
 end
 
-local current = redis.call('HGET', txKey, 'state')
+-- What the steps below read of the record, in one command (no update sets `in_round` or `kind`).
+local held = redis.call('HMGET', txKey, 'state', 'attempts', 'in_round', 'kind')
+local current, inRound, recordKind = held[1], held[3] or '', held[4]
 if not current then return 0 end
 if not string.find(',' .. expectedStates .. ',', ',' .. current .. ',', 1, true) then return 0 end
-if expectedAttempts ~= '' and redis.call('HGET', txKey, 'attempts') ~= expectedAttempts then return 0 end
+if expectedAttempts ~= '' and held[2] ~= expectedAttempts then return 0 end
 local otherToken = undeclaredDebitToken(txKey, debitKey, id, debitState, declaredDebitToken)
 if otherToken then return {'token', otherToken} end
 if onlyIf == 'stands-in' and (debitKey == txKey or redis.call('HGET', debitKey, 'state') ~= 'compensating'
@@ -145,14 +149,14 @@ if newState == 'dead' then
   redis.call('ZADD', deadKey, now, id)
   logAttempt()
 elseif final then
-  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds)
+  releaseFinal(txKey, roundKey, pendingKey, tokenPendingKey, deadKey, recheckKey, attemptsKey, id, retentionSeconds, bodyPieces, inRound)
   -- A watched debit's own final settle ends its watch (a debit's KEYS[10] is its own token's).
   redis.call('SREM', tokenWatchKey, id)
 else
   redis.call('PERSIST', txKey)
   addPending(pendingKey, tokenPendingKey, id, nextCheckAt)
   redis.call('ZREM', deadKey, id)
-  if redis.call('HGET', txKey, 'in_round') == '0' and redis.call('HGET', txKey, 'kind') ~= 'debit' then
+  if inRound == '0' and recordKind ~= 'debit' then
     redis.call('HSET', txKey, 'in_round', '1')
     if redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'open', 1) end
   end
@@ -165,7 +169,7 @@ if releaseRound then
   if r[2] == id then redis.call('HDEL', roundKey, 'closed_by') end
   if r[3] == id then redis.call('HDEL', roundKey, 'rollback') end
   -- A win refused before any acknowledgement no longer keeps its bet from being refunded.
-  if redis.call('HGET', txKey, 'kind') == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
+  if recordKind == 'credit' and redis.call('EXISTS', roundKey) == 1 then redis.call('HINCRBY', roundKey, 'wins', -1) end
 end
 
 if sessionBalance ~= '' and redis.call('EXISTS', sessionKey) == 1 then
