@@ -537,7 +537,8 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   if (report.fixedRate !== undefined) {
     const paced = { ...engineSpec(gateway, 'bet', ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
     const redis = new Redis(redisUrl);
-    const box = new BoxWatch(() => services.filter((c) => c.isRunning()).map((c) => c.pid), benchRedisPid, sim.service.pid);
+    const ours = (): number[] => [...services.filter((c) => c.isRunning()).map((c) => c.pid), ...(benchRedisPid === undefined ? [] : [benchRedisPid])];
+    const box = new BoxWatch(ours, benchRedisPid, sim.service.pid);
     try {
       await watchRedis(redis, STALL_REDIS_MS);
       box.start();
@@ -682,8 +683,9 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
 // --- the ledger: bets with it off and on ------------------------------------------------------
 
 const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-/** Alternating slices of the ledger's A/B (see ledgerCase). */
+/** Alternating slices of the ledger's A/B (see ledgerCase), and its fixed rate: this share of the saturated rate without a ledger. */
 const LEDGER_SLICES = 6;
+const LEDGER_RATE_SHARE = 0.5;
 
 /**
  * The ledger's PostgreSQL: a throwaway database on the machine's server at 127.0.0.1:5432 (dropped
@@ -729,7 +731,7 @@ async function ledgerCase(sim: Sim, redisUrl: string, options: BenchOptions, rep
     { label: 'ledger-off', env: {} },
     { label: 'ledger-on', env: { DATABASE_URL: database.url } },
   ] as const;
-  const sides: { label: string; gateway: Gateway; worker: Child; spec: Spec; usage: Usage; tally: LoadTally; redisAllCpu: number; workerCpu: number; warm: LoadResult }[] = [];
+  const sides: LedgerRunSide[] = [];
   const stops: (() => Promise<unknown>)[] = [];
   const redis = new Redis(redisUrl);
   try {
@@ -740,45 +742,68 @@ async function ledgerCase(sim: Sim, redisUrl: string, options: BenchOptions, rep
       stops.push(() => worker.stop());
       const sessions = await launchSessions(gateway, options.connections, v.label);
       const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
-      sides.push({ label: v.label, gateway, worker, spec, usage: noUsage(), tally: new LoadTally(options.connections), redisAllCpu: 0, workerCpu: 0, warm: await runLoad({ ...spec, durationSec: options.warmup }) });
+      sides.push({ label: v.label, gateway, worker, spec, warm: await runLoad({ ...spec, durationSec: options.warmup }) });
     }
-    const outbox = (side: (typeof sides)[number]): string => keysFor(side.gateway.prefix).ledgerOutbox();
-    const drained = async (side: (typeof sides)[number]): Promise<void> => {
+    const outbox = (side: LedgerRunSide): string => keysFor(side.gateway.prefix).ledgerOutbox();
+    const drained = async (side: LedgerRunSide): Promise<void> => {
       await waitFor(`${side.label} outbox drained`, async () => (await redis.xlen(outbox(side))) === 0, 60_000, watching(side.worker));
     };
     for (const side of sides) await drained(side);
-    const sliceSec = options.duration / (LEDGER_SLICES / 2);
     let outboxPeak = 0;
-    for (let slice = 0; slice < LEDGER_SLICES; slice += 1) {
-      const order = slice % 2 === 0 ? sides : [...sides].reverse();
-      for (const side of order) {
-        const redisBefore = cpuMicros(benchRedisPid as number);
-        const workerBefore = cpuMicros(side.worker.pid);
-        await timedLoad({ server: side.gateway.service, wallet: sim.service }, { ...side.spec, tally: side.tally }, sliceSec, side.usage);
-        outboxPeak = Math.max(outboxPeak, await redis.xlen(outbox(sides[1]!)));
-        await drained(side);
-        side.redisAllCpu += cpuMicros(benchRedisPid as number) - redisBefore;
-        side.workerCpu += cpuMicros(side.worker.pid) - workerBefore;
+
+    /** Alternating slices of the two sides at `rate` (undefined: saturated), each slice ended by its drained outbox. */
+    const alternate = async (suffix: string, rate: number | undefined): Promise<[LedgerSide, LedgerSide]> => {
+      const acc = sides.map(() => ({ usage: noUsage(), tally: new LoadTally(options.connections), redisAllCpu: 0, workerCpu: 0 }));
+      const sliceSec = options.duration / (LEDGER_SLICES / 2);
+      for (let slice = 0; slice < LEDGER_SLICES; slice += 1) {
+        const order = slice % 2 === 0 ? [0, 1] : [1, 0];
+        for (const i of order) {
+          const side = sides[i]!;
+          const a = acc[i]!;
+          const redisBefore = cpuMicros(benchRedisPid as number);
+          const workerBefore = cpuMicros(side.worker.pid);
+          await timedLoad({ server: side.gateway.service, wallet: sim.service }, { ...side.spec, rate, tally: a.tally }, sliceSec, a.usage);
+          outboxPeak = Math.max(outboxPeak, await redis.xlen(outbox(sides[1]!)));
+          await drained(side);
+          a.redisAllCpu += cpuMicros(benchRedisPid as number) - redisBefore;
+          a.workerCpu += cpuMicros(side.worker.pid) - workerBefore;
+        }
       }
-    }
-    for (const side of sides) recordCase(`gateway.bet.${side.label}`, { server: side.gateway.service, wallet: sim.service }, side.tally.result(), [side.warm], side.usage);
-    const perBet = (side: (typeof sides)[number], us: number): number | null => {
-      const bets = side.tally.result().requests;
-      return bets === 0 ? null : Math.round(us / bets);
+      const figures = sides.map((side, i): LedgerSide => {
+        const a = acc[i]!;
+        const result = a.tally.result();
+        recordCase(`gateway.bet.${side.label}${suffix}`, { server: side.gateway.service, wallet: sim.service }, result, suffix === '' ? [side.warm] : [], a.usage);
+        const perBet = (us: number): number | null => (result.requests === 0 ? null : Math.round(us / result.requests));
+        return {
+          bets: result.requests,
+          rps: result.rps,
+          gatewayCpuUsPerBet: perBet(a.usage.serverCpu),
+          redisCpuUsPerBet: perBet(a.usage.redisCpu),
+          redisCpuUsPerBetWithDrain: perBet(a.redisAllCpu),
+          workerCpuUsPerBet: perBet(a.workerCpu),
+        };
+      });
+      return [figures[0]!, figures[1]!];
     };
-    const [off, on] = sides as [(typeof sides)[number], (typeof sides)[number]];
-    const figures = (side: typeof off): LedgerSide => ({
-      bets: side.tally.result().requests,
-      gatewayCpuUsPerBet: perBet(side, side.usage.serverCpu),
-      redisCpuUsPerBet: perBet(side, side.usage.redisCpu),
-      redisCpuUsPerBetWithDrain: perBet(side, side.redisAllCpu),
-      workerCpuUsPerBet: perBet(side, side.workerCpu),
-    });
-    report.ledger = { database: database.where, slices: LEDGER_SLICES, outboxPeakEntries: outboxPeak, off: figures(off), on: figures(on) };
+
+    const [off, on] = await alternate('', undefined);
+    // The same at one fixed rate on both, half what the side without a ledger just carried: equal
+    // req/s, so equal batching per wake-up and per Redis pipeline, and the difference is the code's.
+    const rate = Math.max(1, Math.round((off.rps * LEDGER_RATE_SHARE)));
+    const [pacedOff, pacedOn] = await alternate(`@${rate}/s`, rate);
+    report.ledger = { database: database.where, slices: LEDGER_SLICES, outboxPeakEntries: outboxPeak, off, on, paced: { rps: rate, off: pacedOff, on: pacedOn } };
   } finally {
     redis.disconnect();
     for (const stop of stops.reverse()) await stop();
   }
+}
+
+interface LedgerRunSide {
+  label: string;
+  gateway: Gateway;
+  worker: Child;
+  spec: Spec;
+  warm: LoadResult;
 }
 
 // --- TLS: HTTP/1.1 and HTTP/2, and profile ---------------------------------------------------
