@@ -38,7 +38,20 @@ export interface LoadResult {
   /** Non-2xx answers, connection errors and timeouts. */
   readonly errors: number;
   readonly statuses: Readonly<Record<string, number>>;
+  /** Answers slower than SLOW_MS (at most MAX_SLOW of them): when each was sent (wall clock, ms) and how long it took. */
+  readonly slow?: readonly SlowRequest[];
 }
+
+export interface SlowRequest {
+  /** Date.now() when the request was scheduled (fixed rate) or sent. */
+  readonly at: number;
+  readonly ms: number;
+  readonly status: number;
+}
+
+/** A request slower than this is kept with its time, so that the bench can say what stalled it. */
+export const SLOW_MS = 250;
+const MAX_SLOW = 500;
 
 class Samples {
   private values = new Float64Array(1 << 16);
@@ -72,6 +85,7 @@ const round2 = (n: number): number => Math.round(n * 100) / 100;
 export class LoadTally {
   private readonly latencies = new Samples();
   private readonly statuses: Record<string, number> = {};
+  private readonly slow: SlowRequest[] = [];
   private failures = 0;
   private seconds = 0;
 
@@ -80,6 +94,7 @@ export class LoadTally {
   answered(status: number, ms: number): void {
     this.statuses[status] = (this.statuses[status] ?? 0) + 1;
     this.latencies.push(ms);
+    if (ms >= SLOW_MS && this.slow.length < MAX_SLOW) this.slow.push({ at: Math.round(performance.timeOrigin + performance.now() - ms), ms: round2(ms), status });
   }
 
   failed(count = 1): void {
@@ -103,6 +118,7 @@ export class LoadTally {
       max: round2(sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0)),
       errors: non2xx + this.failures,
       statuses: { ...this.statuses },
+      slow: [...this.slow],
     };
   }
 }

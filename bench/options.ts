@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 export const PARTS = ['direct', 'reference', 'gateway', 'worker', 'tls'] as const;
 export type Part = (typeof PARTS)[number];
 
-/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--alloc] [--only PARTS] [--processes N] [--tracing] [--no-build] [--verbose]` */
+/** `npm run bench -- [--connections N] [--duration S] [--quick] [--profile] [--alloc] [--only PARTS] [--processes N] [--tracing] [--ledger] [--no-build] [--verbose]` */
 export interface BenchOptions {
   readonly connections: number;
   /** Seconds of measured load per case. */
@@ -34,6 +34,8 @@ export interface BenchOptions {
   readonly logLevel: string;
   /** Tracing on in the gateway and the worker: every request sampled, exported over OTLP/HTTP to a sink process. */
   readonly tracing: boolean;
+  /** Also the bet case with the ledger off and on, in alternating slices (PostgreSQL at 127.0.0.1:5432, else PGlite). */
+  readonly ledger: boolean;
 }
 
 const USAGE = `usage: npm run bench -- [options]
@@ -51,6 +53,9 @@ const USAGE = `usage: npm run bench -- [options]
   --log-level L     gateway LOG_LEVEL (default info: the logging cost is part of the product)
   --tracing         tracing on in the gateway and the worker (OTLP http/protobuf, every request
                     sampled) to a sink process: the cost of tracing; the report is written as -tracing
+  --ledger          also bets through a gateway and worker without a ledger and with one (DATABASE_URL:
+                    a throwaway database at 127.0.0.1:5432, else an embedded PGlite), alternating
+                    slices: the outbox's Redis cost and the money path's CPU per bet, off against on
   --no-build        use dist/ as it is (default: npm run build first)
   --verbose         keep the gateway's stdout for error reports`;
 
@@ -77,6 +82,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'no-build': { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
+      ledger: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -105,5 +111,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     verbose: values.verbose,
     logLevel: values['log-level'],
     tracing: values.tracing,
+    ledger: values.ledger,
   };
 }

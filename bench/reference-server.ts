@@ -12,8 +12,9 @@ import { REFERENCE_CLAIM } from './reference-claim';
 /**
  * The bench's yardstick (case b): the least a bet can cost on bare node:http. Parse the JSON, one
  * Redis round trip that claims the transaction id and reads the session, one wallet debit over an
- * undici pool with the gateway's settings, one Redis write of the outcome, answer. A balance: one
- * Redis read of the session, one wallet balance call, answer. No validation
+ * undici pool with the gateway's settings, one Redis write of the outcome, answer. A win: the same
+ * with a wallet credit that names its bet. A balance: one Redis read of the session, one wallet
+ * balance call, answer. No validation
  * beyond what the wallet call needs, no logging, no metrics, no rounds. Not a product: it exists
  * so "how much does the gateway add" has an answer.
  *
@@ -23,7 +24,7 @@ import { REFERENCE_CLAIM } from './reference-claim';
  */
 const config = loadGatewayConfig();
 
-const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/(bet|balance)$/;
+const ROUTE = /^\/engine\/v1\/sessions\/([^/]+)\/(bet|win|balance)$/;
 const MAX_BODY = 16 * 1024;
 const RECORD_TTL_SECONDS = config.RECORD_RETENTION_SECONDS;
 
@@ -81,6 +82,7 @@ function serve(): void {
   const bearer = `Bearer ${config.registry.engines[0]!.keys[0]}`;
   const walletPrefix = new URL(w.WALLET_BASE_URL).pathname.replace(/\/+$/, '');
   const debitPath = walletPrefix + OPERATION_PATH.debit;
+  const creditPath = walletPrefix + OPERATION_PATH.credit;
   const balancePath = walletPrefix + OPERATION_PATH.balance;
 
   function walletPost(path: string, body: string): Promise<{ status?: unknown; code?: unknown; balance?: unknown }> {
@@ -120,12 +122,13 @@ function serve(): void {
     answer(res, 200, { balance: result.balance, currency: session.currency });
   }
 
-  async function bet(sessionId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** A bet (debit) or a win (credit naming its bet): claim, one wallet call, one write, answer. */
+  async function transact(kind: 'bet' | 'win', sessionId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     if (raw === undefined) return failed(res, 413, 'PAYLOAD_TOO_LARGE');
-    const body = parseJson(raw) as { round_id?: unknown; transaction_id?: unknown; amount?: unknown };
-    const { round_id: roundId, transaction_id: txId, amount } = body;
-    if (typeof roundId !== 'string' || typeof txId !== 'string' || !(amount instanceof LosslessNumber)) {
+    const body = parseJson(raw) as { round_id?: unknown; transaction_id?: unknown; bet_transaction_id?: unknown; amount?: unknown };
+    const { round_id: roundId, transaction_id: txId, bet_transaction_id: betTxId, amount } = body;
+    if (typeof roundId !== 'string' || typeof txId !== 'string' || !(amount instanceof LosslessNumber) || (kind === 'win' && typeof betTxId !== 'string')) {
       return failed(res, 400, 'VALIDATION_FAILED');
     }
     const txKey = `${prefix}:reftx:${txId}`;
@@ -134,14 +137,9 @@ function serve(): void {
     if (claimed === 1) return failed(res, 409, 'IN_PROGRESS');
     const session = JSON.parse(sessionText as string) as WalletSession;
 
-    const walletBody = stringifyJson({
-      ...sessionFields(session),
-      amount,
-      round_id: roundId,
-      transaction_id: txId,
-      round_closed: false,
-    });
-    const result = await walletPost(debitPath, walletBody);
+    const fields: Record<string, unknown> = { ...sessionFields(session), amount, round_id: roundId, transaction_id: txId, round_closed: kind === 'win' };
+    if (kind === 'win') fields.reference_transaction_id = betTxId;
+    const result = await walletPost(kind === 'bet' ? debitPath : creditPath, stringifyJson(fields));
     const ok = result.status === true && result.code instanceof LosslessNumber && result.code.value === '1';
     const balance = result.balance instanceof LosslessNumber ? result.balance : null;
     await redis.set(txKey, stringifyJson({ state: ok ? 'succeeded' : 'failed', balance, code: result.code }), 'EX', RECORD_TTL_SECONDS);
@@ -159,7 +157,8 @@ function serve(): void {
       req.resume();
       return failed(res, 401, 'UNAUTHORIZED');
     }
-    (match[2] === 'bet' ? bet : readBalance)(match[1] as string, req, res).catch(() => failed(res, 503, 'WALLET_UNAVAILABLE'));
+    const op = match[2] as 'bet' | 'win' | 'balance';
+    (op === 'balance' ? readBalance(match[1] as string, req, res) : transact(op, match[1] as string, req, res)).catch(() => failed(res, 503, 'WALLET_UNAVAILABLE'));
   });
   server.keepAliveTimeout = 60_000;
   server.listen(config.PORT, '127.0.0.1');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { LoadResult } from './load';
 import type { BenchOptions } from './options';
 import type { AllocationSummary, ProfileSummary } from './profile';
+import type { StallReport } from './stalls';
 
 /** Everything one run measured, as written to bench/results/<date>-<sha>.json. */
 export interface BenchReport {
@@ -16,7 +17,13 @@ export interface BenchReport {
   walletConnections: { http1?: number; http1Tls?: number; http2?: number };
   /** The fixed arrival rate of the `@25%` latency cases: that share of reference.bet's req/s. */
   fixedRate?: { share: number; rps: number };
+  /** Retries through one worker process, and the same backlog through two at once. */
   worker?: WorkerResult;
+  workerPair?: WorkerResult;
+  /** `--ledger`: bets with the ledger off and on, alternating slices. */
+  ledger?: LedgerResult;
+  /** The fixed-rate case's requests over 250 ms, each with what it met (GC, a blocked loop, Redis, the box). */
+  stalls?: StallReport;
   memory: {
     gatewayRssBeforeMiB?: { pid: number; mib: number }[];
     gatewayRssAfterMiB?: { pid: number; mib: number }[];
@@ -81,6 +88,8 @@ export interface CaseIo {
 }
 
 export interface WorkerResult {
+  /** Worker processes draining the backlog together. */
+  processes: number;
   jobs: number;
   /** Wins answered 202 pending (the first credit failed as armed). */
   queued: number;
@@ -97,6 +106,44 @@ export interface WorkerResult {
   retryDelayUnit: 'ms';
 }
 
+/** One side of the ledger's A/B: per bet answered in its slices. */
+export interface LedgerSide {
+  bets: number;
+  rps: number;
+  /** The gateway's processes: the money path. */
+  gatewayCpuUsPerBet: number | null;
+  /** Redis while the bets ran. */
+  redisCpuUsPerBet: number | null;
+  /** Redis until the slice's outbox was drained: the bets and the worker's drain together. */
+  redisCpuUsPerBetWithDrain: number | null;
+  /** Its worker (with the ledger: the drain into PostgreSQL). */
+  workerCpuUsPerBet: number | null;
+}
+
+export interface LedgerResult {
+  database: string;
+  slices: number;
+  /** Longest the ledger side's outbox got at the end of a slice. */
+  outboxPeakEntries: number;
+  /** Saturated: as many bets as each side carries. */
+  off: LedgerSide;
+  on: LedgerSide;
+  /** Both sides at one fixed rate (half the saturated rate without a ledger): the money path's CPU per bet at equal load. */
+  paced?: { rps: number; off: LedgerSide; on: LedgerSide };
+}
+
+/** CPU per request of the gateway's processes and of Redis beside the reference's, one operation. */
+export interface CpuVsReference {
+  gatewayServer: number | null;
+  referenceServer: number | null;
+  server: number | null;
+  gatewayRedis: number | null;
+  referenceRedis: number | null;
+  redis: number | null;
+  /** req/s, gateway over reference. */
+  throughput: number | null;
+}
+
 interface Target {
   name: string;
   value: number | null;
@@ -105,6 +152,8 @@ interface Target {
 }
 
 interface Derived {
+  /** Contract section 7: CPU per request of the server and of Redis, gateway beside the reference of the same run. */
+  cpuVsReference: Record<'balance' | 'bet' | 'win', CpuVsReference>;
   ratios: Record<string, number | null>;
   addedLatencyMs: Record<string, number | null>;
   targets: Target[];
@@ -130,10 +179,43 @@ function referenceRps(r: BenchReport): number | undefined {
   return runs.length === 0 ? undefined : runs.reduce((a, b) => a + b, 0) / runs.length;
 }
 
+/** The mean of the figures that exist, or undefined. */
+function mean(values: (number | null | undefined)[]): number | undefined {
+  const known = values.filter((v): v is number => typeof v === 'number');
+  return known.length === 0 ? undefined : known.reduce((a, b) => a + b, 0) / known.length;
+}
+
+/**
+ * Gateway beside reference for one operation. The reference bet is the mean of its runs before and
+ * after the gateway cases, as for req/s.
+ */
+function cpuVsReference(r: BenchReport, gatewayCase: string, referenceCases: string[]): CpuVsReference {
+  const gw = r.cases[gatewayCase];
+  const refs = referenceCases.map((k) => r.cases[k]);
+  const referenceServer = mean(refs.map((c) => c?.serverCpuUsPerRequest));
+  const referenceRedis = mean(refs.map((c) => c?.boxCpuUsPerRequest?.redis));
+  const round = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v));
+  return {
+    gatewayServer: gw?.serverCpuUsPerRequest ?? null,
+    referenceServer: round(referenceServer),
+    server: ratio(gw?.serverCpuUsPerRequest ?? undefined, referenceServer),
+    gatewayRedis: gw?.boxCpuUsPerRequest?.redis ?? null,
+    referenceRedis: round(referenceRedis),
+    redis: ratio(gw?.boxCpuUsPerRequest?.redis ?? undefined, referenceRedis),
+    throughput: ratio(gw?.rps, mean(refs.map((c) => c?.rps))),
+  };
+}
+
 export function derive(r: BenchReport): Derived {
   const ref = referenceRps(r);
+  const cpu = {
+    balance: cpuVsReference(r, 'gateway.balance', ['reference.balance']),
+    bet: cpuVsReference(r, 'gateway.bet', ['reference.bet', 'reference.bet.after']),
+    win: cpuVsReference(r, 'gateway.win', ['reference.win']),
+  };
   const walletCpu = (key: string): number | undefined => r.cases[key]?.walletCpuUsPerRequest ?? undefined;
   const ratios = {
+    'gateway.win / reference.win': ratio(rps(r, 'gateway.win'), rps(r, 'reference.win')),
     'gateway.balance / reference.bet': ratio(rps(r, 'gateway.balance'), ref),
     'gateway.bet / reference.bet': ratio(rps(r, 'gateway.bet'), ref),
     'gateway.win / reference.bet': ratio(rps(r, 'gateway.win'), ref),
@@ -170,10 +252,20 @@ export function derive(r: BenchReport): Derived {
   const largest = (list: { mib: number }[] | undefined): number | null => (list === undefined || list.length === 0 ? null : Math.max(...list.map((p) => p.mib)));
   const endurance = r.memory.endurance;
   const enduranceEnd = endurance?.samples[endurance.samples.length - 1];
+  const fixed = c['gateway.bet@25%'];
+  const one = r.worker;
+  const two = r.workerPair;
+  // Judged at equal load where it ran: saturated, the side that serves fewer bets pays more per bet for it.
+  const ledgerPair = r.ledger?.paced ?? r.ledger;
+  const ledgerCpu = ledgerPair === undefined ? null : ratio(ledgerPair.on.gatewayCpuUsPerBet ?? undefined, ledgerPair.off.gatewayCpuUsPerBet ?? undefined);
   const targets: Target[] = [
-    atLeast('gateway bet / reference bet', ratios['gateway.bet / reference.bet'], 0.75, '≥ 0.75'),
-    atLeast('gateway win / reference bet', ratios['gateway.win / reference.bet'], 0.75, '≥ 0.75'),
-    atLeast('gateway balance / direct wallet balance', ratios['gateway.balance / direct.balance'], 0.75, '≥ 0.75'),
+    atMost('gateway server CPU per bet / reference', cpu.bet.server, 1.5, '≤ 1.5'),
+    atMost('gateway server CPU per balance / reference', cpu.balance.server, 1.5, '≤ 1.5'),
+    atMost('Redis CPU per bet, gateway / reference', cpu.bet.redis, 2.5, '≤ 2.5'),
+    atMost('Redis CPU per balance, gateway / reference', cpu.balance.redis, 1.5, '≤ 1.5'),
+    atLeast('gateway bet / reference bet, req/s', ratios['gateway.bet / reference.bet'], 0.75, '≥ 0.75'),
+    atLeast('gateway balance / reference balance, req/s', ratios['gateway.balance / reference.balance'], 0.75, '≥ 0.75'),
+    atMost(`slowest bet at ${r.fixedRate?.rps ?? '?'} req/s (ms)`, fixed?.max ?? null, 250, '≤ 250'),
     atMost(`bet p50 over reference at ${r.fixedRate?.rps ?? '?'} req/s (ms)`, added['bet p50 over reference, fixed rate'] ?? null, 1, '≤ 1'),
     atMost(`bet p99 over reference at ${r.fixedRate?.rps ?? '?'} req/s (ms)`, added['bet p99 over reference, fixed rate'] ?? null, 5, '≤ 5'),
     {
@@ -182,13 +274,15 @@ export function derive(r: BenchReport): Derived {
       target: `≥ 1.00 and ${http2 ?? '?'} < ${http1Tls ?? '?'} conns`,
       met: h1 === undefined || h2 === undefined || http1Tls === undefined || http2 === undefined ? null : h2 >= h1 && http2 < http1Tls,
     },
-    atLeast('retry jobs/s through one worker', r.worker?.jobsPerSecond ?? null, 1500, '≥ 1500'),
+    atMost('worker CPU per retry (µs)', one?.workerCpuUsPerRetry ?? null, 800, '≤ 800'),
+    atLeast(`retry jobs/s, two workers / one (${r.machine.cpus} cores)`, ratio(two?.jobsPerSecond, one?.jobsPerSecond), 1.7, r.machine.cpus > 2 ? '≥ 1.7' : '≥ 1.7 (needs > 2 cores)'),
+    atMost(`gateway CPU per bet, ledger on / off${r.ledger?.paced ? ` at ${r.ledger.paced.rps} bets/s` : ''}`, ledgerCpu, 1.1, '≤ 1.10'),
     enduranceEnd === undefined
       ? atMost('gateway RSS after the load, largest process (MiB)', largest(r.memory.gatewayRssAfterMiB), 200, '≤ 200')
       : atMost(`gateway RSS after ${enduranceEnd.requests} requests, largest process (MiB)`, largest(enduranceEnd.rssMiB), 200, '≤ 200'),
     atMost('Redis bytes per retained transaction record', r.memory.redisBytesPerRecord?.perRecord ?? null, 1024, '≤ 1024'),
   ];
-  return { ratios, addedLatencyMs: added, targets };
+  return { cpuVsReference: cpu, ratios, addedLatencyMs: added, targets };
 }
 
 function pad(text: string, width: number, right = false): string {
@@ -234,6 +328,18 @@ export function render(r: BenchReport): string {
     ),
   );
   out.push('');
+  out.push('CPU µs per request, gateway beside the reference pass-through of this run (server: every process of it; Redis: the bench\'s redis-server):');
+  out.push(
+    table(
+      ['request', 'server gw', 'server ref', 'server ×', 'Redis gw', 'Redis ref', 'Redis ×', 'req/s ×'],
+      (['balance', 'bet', 'win'] as const).map((op) => {
+        const x = d.cpuVsReference[op];
+        return [op, show(x.gatewayServer, 0), show(x.referenceServer, 0), show(x.server), show(x.gatewayRedis, 0), show(x.referenceRedis, 0), show(x.redis), show(x.throughput)];
+      }),
+    ),
+  );
+  out.push('targets: server × ≤ 1.5 (bet, balance); Redis × ≤ 2.5 (bet), ≤ 1.5 (balance); req/s × ≥ 0.75 (bet, balance), reported: CPU is the figure held');
+  out.push('');
   out.push(table(['ratio', 'value'], Object.entries(d.ratios).map(([k, v]) => [k, show(v)])));
   out.push('');
   out.push(table(['gateway latency added (over direct; fixed rate: over the reference)', 'ms'], Object.entries(d.addedLatencyMs).map(([k, v]) => [k, show(v)])));
@@ -242,11 +348,13 @@ export function render(r: BenchReport): string {
   other.push(['wallet connections, HTTP/1.1 (peak at the sim)', show(r.walletConnections.http1, 0)]);
   other.push(['wallet connections, HTTP/1.1 over TLS (peak at the sim)', show(r.walletConnections.http1Tls, 0)]);
   other.push(['wallet connections, HTTP/2 over TLS (peak at the sim)', show(r.walletConnections.http2, 0)]);
-  if (r.worker) {
-    other.push([`retry jobs/s (worker, ${r.worker.retries} retries, first→last retry)`, show(r.worker.jobsPerSecond, 0)]);
-    other.push(['retry backlog drained, worker start → last retry (s)', show(r.worker.endToEndSeconds)]);
-    other.push(['worker CPU per retry, µs (after its start)', show(r.worker.workerCpuUsPerRetry, 0)]);
-    if (r.worker.stillPending > 0) other.push(['records still pending at the deadline', String(r.worker.stillPending)]);
+  for (const w of [r.worker, r.workerPair]) {
+    if (w === undefined) continue;
+    const who = w.processes === 1 ? 'one worker' : `${w.processes} workers`;
+    other.push([`retry jobs/s (${who}, ${w.retries} retries, first→last retry)`, show(w.jobsPerSecond, 0)]);
+    other.push([`retry backlog drained, start → last retry, ${who} (s)`, show(w.endToEndSeconds)]);
+    other.push([`worker CPU per retry, µs (${who}, after the start)`, show(w.workerCpuUsPerRetry, 0)]);
+    if (w.stillPending > 0) other.push([`records still pending at the deadline (${who})`, String(w.stillPending)]);
   }
   const sum = (list: { mib: number }[] | undefined): number | undefined => list?.reduce((n, p) => n + p.mib, 0);
   other.push(['gateway RSS before, MiB (per process)', r.memory.gatewayRssBeforeMiB?.map((p) => p.mib).join(' + ') ?? 'n/a']);
@@ -276,6 +384,8 @@ export function render(r: BenchReport): string {
       d.targets.map((t) => [t.name, show(t.value), t.target, t.met === null ? 'not measured' : t.met ? 'met' : 'MISSED']),
     ),
   );
+  if (r.stalls) out.push('', ...renderStalls(r.stalls, r.cases['gateway.bet@25%']?.max));
+  if (r.ledger) out.push('', ...renderLedger(r.ledger));
   const ioCases = Object.entries(r.cases).filter(([name, c]) => /^gateway\.bet(\.|$)/.test(name) && c.serverIo);
   if (ioCases.length > 0) {
     out.push('');
@@ -339,6 +449,46 @@ export function render(r: BenchReport): string {
 
 const kib = (bytes: number): string => (bytes / 1024).toFixed(1);
 
+/** The fixed-rate case's slow requests and what each met. */
+function renderStalls(st: StallReport, max: number | undefined): string[] {
+  const gc = Object.entries(st.gatewayGc)
+    .map(([kind, t]) => `${kind} ${t.count} × (${t.ms} ms, max ${t.maxMs})`)
+    .join(', ');
+  const out = [
+    `fixed-rate bet: max ${show(max)} ms; ${st.slow.length} request(s) over ${st.thresholdMs} ms` +
+      (st.slow.length === 0 ? '' : ` (${Object.entries(st.byCause).map(([c, n]) => `${n} ${c}`).join(', ')})`),
+    `  during the case: gateway loop stalls ≥ 50 ms ${st.gatewayLoopStalls} (largest ${st.gatewayMaxLoopDelayMs} ms), longest gateway GC pause ${st.gatewayLongestGcMs} ms, ` +
+      `load generator loop delay max ${st.benchMaxLoopDelayMs} ms, box busiest 100 ms ${Math.round(st.boxMaxBusy * 100)}%, ` +
+      `Redis slow commands ${st.redis.slowCommands.length}, latency events ${st.redis.latencyEvents.length}`,
+    `  gateway GC over the whole run (all processes): ${gc || 'none seen'}`,
+  ];
+  for (const r of st.slow.slice(0, 10)) out.push(`  ${show(r.ms, 0)} ms at ${new Date(r.at).toISOString().slice(11, 23)}: ${r.cause} — ${r.evidence}`);
+  if (st.slow.length > 10) out.push(`  … ${st.slow.length - 10} more in the JSON (stalls.slow)`);
+  return out;
+}
+
+/** The ledger's A/B: the money path and Redis per bet, off against on, saturated and at one fixed rate. */
+function renderLedger(l: LedgerResult): string[] {
+  const pairs: [string, LedgerSide, LedgerSide][] = [['saturated', l.off, l.on]];
+  if (l.paced) pairs.push([`${l.paced.rps}/s`, l.paced.off, l.paced.on]);
+  const rows: string[][] = [];
+  const row = (load: string, name: string, off: number | null, on: number | null): void => {
+    const change = off === null || on === null || off === 0 ? null : ((on - off) / off) * 100;
+    rows.push([load, name, show(off, 0), show(on, 0), off === null || on === null ? 'n/a' : show(on - off, 0), change === null ? 'n/a' : `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`]);
+  };
+  for (const [load, off, on] of pairs) {
+    row(load, 'gateway CPU (the money path; bound +10%)', off.gatewayCpuUsPerBet, on.gatewayCpuUsPerBet);
+    row(load, 'Redis CPU while betting', off.redisCpuUsPerBet, on.redisCpuUsPerBet);
+    row(load, "Redis CPU, outbox drained (the outbox's cost)", off.redisCpuUsPerBetWithDrain, on.redisCpuUsPerBetWithDrain);
+    row(load, 'worker CPU (the drain into PostgreSQL)', off.workerCpuUsPerBet, on.workerCpuUsPerBet);
+    row(load, 'bets/s', off.rps, on.rps);
+  }
+  return [
+    `the ledger off and on, bets in ${l.slices} alternating slices per load (${l.database}; outbox at most ${l.outboxPeakEntries} entries at a slice's end):`,
+    table(['load', 'per bet (µs)', 'off', 'on', 'on − off', 'change'], rows),
+  ];
+}
+
 /** µs of busy CPU per request, from a profile's milliseconds. */
 const perRequestUs = (ms: number, p: ProfileSummary): number | null => (p.requests === 0 ? null : (ms * 1000) / p.requests);
 
@@ -372,7 +522,7 @@ function renderProfiles(gateway: ProfileSummary, reference: ProfileSummary | und
 
 export function writeReport(r: BenchReport, dir: string): string {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${r.date.replace(/[:.]/g, '-')}-${r.git.sha}${r.options.tracing ? '-tracing' : ''}.json`);
+  const file = join(dir, `${r.date.replace(/[:.]/g, '-')}-${r.git.sha}${r.options.tracing ? '-tracing' : ''}${r.options.ledger ? '-ledger' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
   return file;
 }

@@ -3,7 +3,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
+import pg from 'pg';
 import { Agent, request } from 'undici';
+import { spawnEmbeddedPostgres } from '../src/ledger/embedded';
 import { keysFor } from '../src/store/keys';
 import { Code } from '../src/wallet/codes';
 import { Child, baseEnv } from '../src/lib/child';
@@ -11,11 +13,12 @@ import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
 import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
-import { LoadTally, runLoad, type LoadResult, type LoadSpec } from './load';
+import { LoadTally, SLOW_MS, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
 import { cpuMicros, cpuTime, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
 import { summariseAllocations, summariseProfiles } from './profile';
-import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type WorkerResult } from './report';
+import { BoxWatch, explainStalls, readRedisEvents, readStallMonitor, watchRedis } from './stalls';
+import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type LedgerSide, type WorkerResult } from './report';
 import {
   CREDENTIALS,
   Ids,
@@ -43,6 +46,9 @@ const START_TIMEOUT_MS = 30_000;
 /** The fixed-rate latency cases run at this share of the reference's saturated req/s. */
 const FIXED_RATE_SHARE = 0.25;
 const FIXED_RATE_SUFFIX = '@25%';
+/** Redis's slow log and latency monitor record what took at least this long during the fixed-rate case. */
+const STALL_REDIS_MS = 10;
+const STALL_MONITOR = join(ROOT, 'bench', 'stall-monitor.cjs');
 
 // Setup calls (launch, admin API, authenticate) accept the simulator's throwaway certificate.
 const setupAgent = new Agent({ connect: { rejectUnauthorized: false }, connections: 16 });
@@ -76,9 +82,13 @@ async function service(name: string, args: string[], env: Record<string, string>
   // A gateway logs a line per request: stdout goes to /dev/null unless asked for.
   const s = new Child({ name, args, env: { ...baseEnv(), ...env }, keepStdout: options.verbose, keepBytes: TAIL_BYTES });
   onCleanup(() => s.stop());
+  services.push(s);
   await s.start();
   return s;
 }
+
+/** Every process the bench started: what the box watch counts as the bench's own. */
+const services: Child[] = [];
 
 /** Waiting on a service: give up when it exited, and say what it wrote. */
 function watching(s: Child): WaitOptions {
@@ -365,7 +375,9 @@ async function referenceCase(
 ): Promise<void> {
   const report = fixedRate?.report ?? ({} as Partial<BenchReport>);
   const { url, sessions, service: ref } = await startReference(sim, redisUrl, options, name);
-  const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()) });
+  const ids = new Ids();
+  const bets = new PlacedQueue();
+  const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', ids, sessions, bets) });
   if (fixedRate !== undefined && report.fixedRate === undefined && saturated.errors === 0 && saturated.rps > 0) {
     // The latency yardstick: a quarter of what the reference just carried, as a steady arrival rate.
     report.fixedRate = { share: FIXED_RATE_SHARE, rps: Math.max(1, Math.round(saturated.rps * FIXED_RATE_SHARE)) };
@@ -379,6 +391,10 @@ async function referenceCase(
   if (fixedRate !== undefined) {
     // The floor of a balance: what any pass-through adds to the wallet's own balance call.
     await measure('reference.balance', options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('balance', new Ids(), sessions, new PlacedQueue()) });
+    // The floor of a win: one win per bet of the saturated case, as gateway.win consumes gateway.bet's.
+    const win = { url, connections: options.connections, request: engineRequests('win', ids, sessions, bets) };
+    const [warm, measured] = consumeSplit(bets.size, options);
+    await measure('reference.win', options, { server: ref, wallet: sim.service }, { ...win, amount: measured }, { ...win, amount: warm });
   }
   await ref.stop();
   await clearSimCalls(sim);
@@ -484,8 +500,11 @@ interface GatewayRun {
   worker: Child | undefined;
 }
 
-async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean): Promise<GatewayRun> {
-  const gateway = await startGateway(sim, redisUrl, options, 'h1');
+async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean, tmp: string): Promise<GatewayRun> {
+  // Every GC pause and stalled event loop of the gateway's processes, for the fixed-rate case's slow requests.
+  const stallDir = join(tmp, 'stalls');
+  mkdirSync(stallDir, { recursive: true });
+  const gateway = await startGateway(sim, redisUrl, options, 'h1', ['--require', STALL_MONITOR], { BENCH_STALL_DIR: stallDir });
   const worker = withWorker ? await startWorker(sim, redisUrl, gateway, options) : undefined;
   report.memory.gatewayRssBeforeMiB = rssMiB(gateway.service.pid);
   const sessions = await launchSessions(gateway, options.connections, 'gw');
@@ -517,7 +536,25 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   await clearSimCalls(sim);
   if (report.fixedRate !== undefined) {
     const paced = { ...engineSpec(gateway, 'bet', ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
-    await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, { server: gateway.service, wallet: sim.service }, paced);
+    const redis = new Redis(redisUrl);
+    const ours = (): number[] => [...services.filter((c) => c.isRunning()).map((c) => c.pid), ...(benchRedisPid === undefined ? [] : [benchRedisPid])];
+    const box = new BoxWatch(ours, benchRedisPid, sim.service.pid);
+    try {
+      await watchRedis(redis, STALL_REDIS_MS);
+      box.start();
+      const from = Date.now();
+      const result = await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, { server: gateway.service, wallet: sim.service }, paced);
+      const during = { from, to: Date.now() };
+      box.stop();
+      // The monitor publishes once a second: wait for its files to cover the case.
+      await new Promise((r) => setTimeout(r, 1200));
+      report.stalls = explainStalls(during, result.slow ?? [], readStallMonitor(stallDir), await readRedisEvents(redis), box.windows, SLOW_MS);
+      const causes = Object.entries(report.stalls.byCause).map(([cause, n]) => `${n} ${cause}`).join(', ');
+      log(`fixed rate: max ${result.max} ms, ${result.slow?.length ?? 0} over ${SLOW_MS} ms${causes === '' ? '' : ` (${causes})`}`);
+    } finally {
+      box.stop();
+      redis.disconnect();
+    }
     await clearSimCalls(sim);
   } else {
     report.skipped.push('fixed-rate latency case: needs the reference case of the same run (its rate is a quarter of the reference\'s req/s)');
@@ -568,11 +605,10 @@ interface SimCall {
 /**
  * Retry throughput: with the worker stopped, N wins meet a credit fault armed for their first
  * attempt (code 32, a plain retry code that is no outage evidence) and are answered 202 pending; once every retry is due
- * (RETRY_DELAY_UNIT=ms: 301 ms), a fresh worker starts and drains the backlog. The simulator's
- * call log times the retries.
+ * (RETRY_DELAY_UNIT=ms: 301 ms), `processes` fresh workers start and drain the backlog. The
+ * simulator's call log times the retries.
  */
-async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions: string[], options: BenchOptions, worker: Child | undefined): Promise<WorkerResult> {
-  await worker?.stop();
+async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions: string[], options: BenchOptions, processes: number): Promise<WorkerResult> {
   const jobs = options.retryJobs;
   const ids = new Ids();
   const bets = new PlacedQueue();
@@ -596,27 +632,28 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const started = Date.now();
   // Without the retry limiter (WALLET_RETRY_RATE, default 500 jobs/s over all workers, the drain
   // rate after an outage): the case measures what one worker can do, not the configured cap.
-  const fresh = await startWorker(sim, redisUrl, gateway, options, { WALLET_RETRY_RATE: '0' });
+  const fresh = await Promise.all(Array.from({ length: processes }, () => startWorker(sim, redisUrl, gateway, options, { WALLET_RETRY_RATE: '0' })));
+  const workersCpu = (): number => fresh.reduce((n, w) => n + cpuMicros(w.pid), 0);
   let stillPending = 0;
-  // The worker's CPU from its first finished retry on (its start left out) to the drained backlog.
+  // The workers' CPU from the first finished retry on (their start left out) to the drained backlog.
   let firstDrop: { cpu: number; pending: number } | undefined;
   try {
     await waitFor(
       'retry backlog drained',
       async () => {
         stillPending = await redis.zcard(pendingKey);
-        if (firstDrop === undefined && stillPending < queued) firstDrop = { cpu: cpuMicros(fresh.pid), pending: stillPending };
+        if (firstDrop === undefined && stillPending < queued) firstDrop = { cpu: workersCpu(), pending: stillPending };
         return stillPending === 0;
       },
       60_000,
-      watching(fresh),
+      watching(fresh[0]!),
     ).catch((err: unknown) => log(`worker case: ${(err as Error).message.split('\n')[0] as string}`));
   } finally {
     redis.disconnect();
   }
-  const workerCpu = firstDrop === undefined ? null : cpuMicros(fresh.pid) - firstDrop.cpu;
+  const workerCpu = firstDrop === undefined ? null : workersCpu() - firstDrop.cpu;
   const retriedMeanwhile = firstDrop === undefined ? 0 : firstDrop.pending - stillPending;
-  await fresh.stop();
+  await Promise.all(fresh.map((w) => w.stop()));
   const calls = (JSON.parse((await http('GET', `${sim.url}/__sim/calls?op=credit`)).text) as { calls: SimCall[] }).calls;
   await clearSimCalls(sim);
   const seen = new Set<string>();
@@ -630,6 +667,7 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
   const last = retries[retries.length - 1]?.at ?? 0;
   const span = (last - first) / 1000;
   return {
+    processes,
     jobs,
     queued,
     retries: retries.length,
@@ -640,6 +678,132 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
     workerCpuUsPerRetry: workerCpu === null || retriedMeanwhile <= 0 ? null : Math.round(workerCpu / retriedMeanwhile),
     retryDelayUnit: 'ms',
   };
+}
+
+// --- the ledger: bets with it off and on ------------------------------------------------------
+
+const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Alternating slices of the ledger's A/B (see ledgerCase), and its fixed rate: this share of the saturated rate without a ledger. */
+const LEDGER_SLICES = 6;
+const LEDGER_RATE_SHARE = 0.5;
+
+/**
+ * The ledger's PostgreSQL: a throwaway database on the machine's server at 127.0.0.1:5432 (dropped
+ * at the end), or, when none answers there, an embedded PGlite as `npm run dev` runs it.
+ */
+async function ledgerDatabase(tmp: string): Promise<{ url: string; where: string }> {
+  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch {
+    const embedded = await spawnEmbeddedPostgres(join(tmp, 'pglite'));
+    onCleanup(() => embedded.close());
+    return { url: embedded.url, where: 'embedded PostgreSQL (PGlite)' };
+  }
+  const name = `wgw_bench_${process.pid}_${Date.now()}`;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  onCleanup(async () => {
+    const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+    await c.connect();
+    try {
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await c.end();
+    }
+  });
+  return { url: ADMIN_DATABASE_URL.replace(/\/postgres$/, `/${name}`), where: 'PostgreSQL at 127.0.0.1:5432 (a throwaway database)' };
+}
+
+/**
+ * `--ledger`: the bet case through two gateways, each with its worker, one without a ledger and
+ * one with DATABASE_URL (its scripts append every state change to the outbox, its worker drains
+ * it into PostgreSQL), in alternating slices so the box's drift falls on both alike. Each slice
+ * of the ledger's side ends when its outbox is drained, so the drain's Redis and worker CPU are
+ * counted with the bets that caused it.
+ */
+async function ledgerCase(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, tmp: string): Promise<void> {
+  const database = await ledgerDatabase(tmp);
+  const variants = [
+    { label: 'ledger-off', env: {} },
+    { label: 'ledger-on', env: { DATABASE_URL: database.url } },
+  ] as const;
+  const sides: LedgerRunSide[] = [];
+  const stops: (() => Promise<unknown>)[] = [];
+  const redis = new Redis(redisUrl);
+  try {
+    for (const v of variants) {
+      const gateway = await startGateway(sim, redisUrl, options, v.label, [], v.env);
+      stops.push(() => gateway.service.stop());
+      const worker = await startWorker(sim, redisUrl, gateway, options, v.env);
+      stops.push(() => worker.stop());
+      const sessions = await launchSessions(gateway, options.connections, v.label);
+      const spec = engineSpec(gateway, 'bet', new Ids(), sessions, new PlacedQueue(), options.connections);
+      sides.push({ label: v.label, gateway, worker, spec, warm: await runLoad({ ...spec, durationSec: options.warmup }) });
+    }
+    const outbox = (side: LedgerRunSide): string => keysFor(side.gateway.prefix).ledgerOutbox();
+    const drained = async (side: LedgerRunSide): Promise<void> => {
+      await waitFor(`${side.label} outbox drained`, async () => (await redis.xlen(outbox(side))) === 0, 60_000, watching(side.worker));
+    };
+    for (const side of sides) await drained(side);
+    let outboxPeak = 0;
+
+    /** Alternating slices of the two sides at `rate` (undefined: saturated), each slice ended by its drained outbox. */
+    const alternate = async (suffix: string, rate: number | undefined): Promise<[LedgerSide, LedgerSide]> => {
+      const acc = sides.map(() => ({ usage: noUsage(), tally: new LoadTally(options.connections), redisAllCpu: 0, workerCpu: 0 }));
+      const sliceSec = options.duration / (LEDGER_SLICES / 2);
+      for (let slice = 0; slice < LEDGER_SLICES; slice += 1) {
+        const order = slice % 2 === 0 ? [0, 1] : [1, 0];
+        for (const i of order) {
+          const side = sides[i]!;
+          const a = acc[i]!;
+          const redisBefore = cpuMicros(benchRedisPid as number);
+          const workerBefore = cpuMicros(side.worker.pid);
+          await timedLoad({ server: side.gateway.service, wallet: sim.service }, { ...side.spec, rate, tally: a.tally }, sliceSec, a.usage);
+          outboxPeak = Math.max(outboxPeak, await redis.xlen(outbox(sides[1]!)));
+          await drained(side);
+          a.redisAllCpu += cpuMicros(benchRedisPid as number) - redisBefore;
+          a.workerCpu += cpuMicros(side.worker.pid) - workerBefore;
+        }
+      }
+      const figures = sides.map((side, i): LedgerSide => {
+        const a = acc[i]!;
+        const result = a.tally.result();
+        recordCase(`gateway.bet.${side.label}${suffix}`, { server: side.gateway.service, wallet: sim.service }, result, suffix === '' ? [side.warm] : [], a.usage);
+        const perBet = (us: number): number | null => (result.requests === 0 ? null : Math.round(us / result.requests));
+        return {
+          bets: result.requests,
+          rps: result.rps,
+          gatewayCpuUsPerBet: perBet(a.usage.serverCpu),
+          redisCpuUsPerBet: perBet(a.usage.redisCpu),
+          redisCpuUsPerBetWithDrain: perBet(a.redisAllCpu),
+          workerCpuUsPerBet: perBet(a.workerCpu),
+        };
+      });
+      return [figures[0]!, figures[1]!];
+    };
+
+    const [off, on] = await alternate('', undefined);
+    // The same at one fixed rate on both, half what the side without a ledger just carried: equal
+    // req/s, so equal batching per wake-up and per Redis pipeline, and the difference is the code's.
+    const rate = Math.max(1, Math.round((off.rps * LEDGER_RATE_SHARE)));
+    const [pacedOff, pacedOn] = await alternate(`@${rate}/s`, rate);
+    report.ledger = { database: database.where, slices: LEDGER_SLICES, outboxPeakEntries: outboxPeak, off, on, paced: { rps: rate, off: pacedOff, on: pacedOn } };
+  } finally {
+    redis.disconnect();
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+interface LedgerRunSide {
+  label: string;
+  gateway: Gateway;
+  worker: Child;
+  spec: Spec;
+  warm: LoadResult;
 }
 
 // --- TLS: HTTP/1.1 and HTTP/2, and profile ---------------------------------------------------
@@ -785,11 +949,12 @@ function git(args: string[]): string {
 }
 
 function build(): string | undefined {
-  log('building (tsc -p tsconfig.build.json, the Lua scripts copied beside it)');
+  log('building (tsc -p tsconfig.build.json, the Lua scripts and the ledger\'s migrations copied beside it)');
   const out = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
   if (out.status !== 0) return `build failed:\n${`${out.stdout}${out.stderr}`.split('\n').slice(0, 10).join('\n')}`;
-  // As `npm run build`: the store reads its scripts from beside its compiled code.
+  // As `npm run build`: the store reads its scripts, the ledger its migrations, from beside the compiled code.
   cpSync(join(ROOT, 'src/store/lua'), join(ROOT, 'dist/src/store/lua'), { recursive: true });
+  cpSync(join(ROOT, 'src/ledger/migrations'), join(ROOT, 'dist/src/ledger/migrations'), { recursive: true });
   return undefined;
 }
 
@@ -840,7 +1005,7 @@ async function main(): Promise<void> {
     report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
   } else if (runs('gateway')) {
     await part('gateway cases (c) and worker', async () => {
-      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt && runs('worker'));
+      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt && runs('worker'), tmp);
       // A cluster primary only hands out connections: the serving processes are its workers.
       const tree = report.memory.gatewayRssAfterMiB?.length ?? 0;
       const processes = tree > 1 ? tree - 1 : tree;
@@ -848,8 +1013,13 @@ async function main(): Promise<void> {
         report.skipped.push(`same process count: the gateway ran ${processes} process(es), the reference server ${options.processes} (GATEWAY_PROCESSES)`);
       }
       if (runs('worker') && workerBuilt) {
+        await worker?.stop();
         await part('worker case', async () => {
-          report.worker = await workerCase(sim, redis.url, gateway, sessions, options, worker);
+          report.worker = await workerCase(sim, redis.url, gateway, sessions, options, 1);
+        });
+        // The same backlog through two worker processes at once: how retries scale across workers.
+        await part('worker case, two processes', async () => {
+          report.workerPair = await workerCase(sim, redis.url, gateway, sessions, options, 2);
         });
       } else if (runs('worker')) {
         report.skipped.push(`worker case: ${WORKER_ENTRY} does not exist`);
@@ -864,6 +1034,7 @@ async function main(): Promise<void> {
     if (runs('tls')) await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
     if (options.alloc) await part('allocation', () => allocationCase(sim, redis.url, options, report, tmp));
+    if (options.ledger && runs('gateway')) await part('ledger A/B', () => ledgerCase(sim, redis.url, options, report, tmp));
     if (options.endurance > 0) await part('endurance', () => enduranceCase(sim, redis.url, options, report));
   }
 

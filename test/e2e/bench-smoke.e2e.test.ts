@@ -9,7 +9,7 @@ import { waitFor } from '../../src/lib/wait-for';
 
 /**
  * The bench's plumbing, once and small: the reference server as a child process against the
- * simulator, one bet driven through the bench's autocannon driver. No timing is asserted.
+ * simulator, one bet and its win driven through the bench's autocannon driver. No timing is asserted.
  */
 let sim: RunningSimulator;
 let ref: Child;
@@ -63,4 +63,16 @@ it('one bet through the reference server reaches the wallet once, with every dig
   expect(placed).toBeDefined();
   const tx = sim.ledger.transaction(placed?.transactionId ?? '');
   expect(tx).toMatchObject({ op: 'debit', playerId: player.player_id, amount: '0.01', timesApplied: 1 });
+});
+
+it('one win through the reference server credits the wallet once, naming its bet', async () => {
+  const ids = new Ids();
+  const bets = new PlacedQueue();
+  await runLoad({ url, connections: 1, durationSec: 10, amount: 1, request: engineRequests('bet', ids, ['s0'], bets) });
+  const bet = bets.sample(1)[0];
+  const result = await runLoad({ url, connections: 1, durationSec: 10, amount: 1, request: engineRequests('win', ids, ['s0'], bets) });
+  expect(result).toMatchObject({ requests: 1, errors: 0, statuses: { 200: 1 } });
+  const credits = sim.ledger.transactions().filter((tx) => tx.op === 'credit' && tx.referenceTransactionId === bet?.transactionId);
+  expect(credits).toHaveLength(1);
+  expect(credits[0]).toMatchObject({ playerId: player.player_id, amount: '0.02', timesApplied: 1 });
 });

@@ -39,14 +39,51 @@ it('divides by the mean of the reference runs before and after the gateway cases
 });
 
 it('uses the one reference run there is', () => {
-  const r = report({ 'reference.bet': load(3000), 'gateway.win': load(2200) });
-  expect(derive(r).ratios['gateway.win / reference.bet']).toBe(0.73);
-  expect(target(r, 'gateway win')?.met).toBe(false);
+  const r = report({ 'reference.bet': load(3000), 'gateway.bet': load(2200) });
+  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.73);
+  expect(target(r, 'gateway bet')?.met).toBe(false);
 });
 
-it('judges balance against the direct wallet balance', () => {
-  const r = report({ 'reference.bet': load(3000), 'direct.balance': load(8000), 'gateway.balance': load(5900) });
-  expect(target(r, 'gateway balance')).toMatchObject({ name: 'gateway balance / direct wallet balance', value: 0.74, met: false });
+it('judges balance throughput against the reference balance of the same run', () => {
+  const r = report({ 'reference.bet': load(3000), 'reference.balance': load(8000), 'direct.balance': load(9000), 'gateway.balance': load(5900) });
+  expect(target(r, 'gateway balance')).toMatchObject({ name: 'gateway balance / reference balance, req/s', value: 0.74, met: false });
+});
+
+it('compares CPU per request of the server and of Redis with the reference of the same operation', () => {
+  const box = (redis: number) => ({ boxCpuUsPerRequest: { serverSystem: 10, redis, loadGenerator: 100 } });
+  const r = report({
+    'reference.bet': load(3000, { serverCpuUsPerRequest: 300, ...box(50) }),
+    'reference.bet.after': load(2000, { serverCpuUsPerRequest: 500, ...box(70) }),
+    'reference.balance': load(4000, { serverCpuUsPerRequest: 200, ...box(20) }),
+    'reference.win': load(2500, { serverCpuUsPerRequest: 400, ...box(60) }),
+    'gateway.bet': load(2000, { serverCpuUsPerRequest: 600, ...box(150) }),
+    'gateway.balance': load(3000, { serverCpuUsPerRequest: 320, ...box(31) }),
+    'gateway.win': load(2000, { serverCpuUsPerRequest: 500, ...box(120) }),
+  });
+  const cpu = derive(r).cpuVsReference;
+  // The reference bet is the mean of its runs before and after the gateway cases.
+  expect(cpu.bet).toEqual({ gatewayServer: 600, referenceServer: 400, server: 1.5, gatewayRedis: 150, referenceRedis: 60, redis: 2.5, throughput: 0.8 });
+  expect(cpu.win).toMatchObject({ server: 1.25, redis: 2, throughput: 0.8 });
+  expect(target(r, 'gateway server CPU per bet')).toMatchObject({ value: 1.5, met: true });
+  expect(target(r, 'gateway server CPU per balance')).toMatchObject({ value: 1.6, met: false });
+  expect(target(r, 'Redis CPU per bet')).toMatchObject({ value: 2.5, met: true });
+  expect(target(r, 'Redis CPU per balance')).toMatchObject({ value: 1.55, met: false });
+  expect(render(r)).toMatch(/\nbet +600 +400 +1\.5 +150 +60 +2\.5 +0\.8\n/);
+});
+
+it('holds the fixed-rate case\'s slowest request to 250 ms', () => {
+  const r = { ...report({ 'gateway.bet@25%': load(500, { max: 251 }) }), fixedRate: { share: 0.25, rps: 500 } };
+  expect(target(r, 'slowest bet')).toMatchObject({ name: 'slowest bet at 500 req/s (ms)', value: 251, met: false });
+});
+
+it('judges the ledger against the +10% bound of the money path\'s CPU per bet, at equal load where it ran', () => {
+  const side = (gatewayCpuUsPerBet: number, rps = 1000) => ({ bets: rps * 10, rps, gatewayCpuUsPerBet, redisCpuUsPerBet: 100, redisCpuUsPerBetWithDrain: 110, workerCpuUsPerBet: 20 });
+  const saturated = { database: 'pg', slices: 6, outboxPeakEntries: 10, off: side(500), on: side(560, 800) };
+  const r = { ...report({}), ledger: saturated };
+  expect(target(r, 'gateway CPU per bet, ledger')).toMatchObject({ value: 1.12, met: false });
+  expect(render(r)).toMatch(/saturated +gateway CPU \(the money path; bound \+10%\) +500 +560 +60 +\+12\.0%/);
+  const paced = { ...report({}), ledger: { ...saturated, paced: { rps: 500, off: side(600, 500), on: side(630, 500) } } };
+  expect(target(paced, 'gateway CPU per bet, ledger')).toMatchObject({ name: 'gateway CPU per bet, ledger on / off at 500 bets/s', value: 1.05, met: true });
 });
 
 it('judges latency at the fixed rate against the reference at the same rate', () => {
