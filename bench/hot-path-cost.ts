@@ -22,6 +22,8 @@ import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identi
  *
  *   npx tsx bench/hot-path-cost.ts --a <dir>/dist/src/main/gateway.js --b dist/src/main/gateway.js
  *
+ * `--rate R` sends each slice at a fixed R requests/s instead of one request in flight per
+ * connection: what a request costs when the process is not saturated (its timers and wake-ups weigh more).
  * `--reference` adds bench/reference-server.ts (one process) to every bet and balance slice, for
  * the gateway's ratios to the bare pass-through in the same run.
  * `--profile` then profiles B, one slice per op (busy µs per request by area, hottest functions).
@@ -40,12 +42,22 @@ const { values: args } = parseArgs({
     ops: { type: 'string', default: 'balance,bet,win' },
     profile: { type: 'boolean', default: false },
     reference: { type: 'boolean', default: false },
+    rate: { type: 'string' },
   },
 });
 const REQUESTS = Number(args.requests);
 const ROUNDS = Number(args.rounds);
 const CONNECTIONS = Number(args.connections);
 const OPS = args.ops.split(',') as EngineOp[];
+const RATE = args.rate === undefined ? undefined : Number(args.rate);
+
+/** A slice's load: `REQUESTS` requests, one in flight per connection, or at the fixed `--rate`. */
+const sliceLoad = (side: Side, op: EngineOp) => ({
+  url: side.url,
+  connections: CONNECTIONS,
+  request: engineRequests(op, side.ids, side.sessions, side.bets),
+  ...(RATE === undefined ? { durationSec: 600, amount: REQUESTS } : { durationSec: REQUESTS / RATE, rate: RATE }),
+});
 
 const setupAgent = new Agent({ connections: 8 });
 const children: Child[] = [];
@@ -157,7 +169,7 @@ async function startReference(simUrl: string, redisUrl: string): Promise<Side> {
 async function slice(side: Side, op: EngineOp, redisPid: number): Promise<[number, number]> {
   const before = cpuMicros(side.child.pid);
   const redisBefore = cpuMicros(redisPid);
-  const result = await runLoad({ url: side.url, connections: CONNECTIONS, durationSec: 600, amount: REQUESTS, request: engineRequests(op, side.ids, side.sessions, side.bets) });
+  const result = await runLoad(sliceLoad(side, op));
   const spent = cpuMicros(side.child.pid) - before;
   const redisSpent = cpuMicros(redisPid) - redisBefore;
   if (result.errors > 0) throw new Error(`${side.label} ${op}: ${result.errors} errors ${JSON.stringify(result.statuses)}`);
@@ -171,7 +183,7 @@ async function profileSide(side: Side, dir: string): Promise<void> {
     for (const f of readdirSync(dir)) rmSync(join(dir, f));
     process.kill(side.child.pid, 'SIGUSR2');
     await waitFor('sampling started', () => written('started').length === 1, START_TIMEOUT_MS);
-    const result = await runLoad({ url: side.url, connections: CONNECTIONS, durationSec: 600, amount: REQUESTS, request: engineRequests(op, side.ids, side.sessions, side.bets) });
+    const result = await runLoad(sliceLoad(side, op));
     process.kill(side.child.pid, 'SIGUSR2');
     await waitFor('profile written', () => written('cpuprofile').length === 1, START_TIMEOUT_MS);
     const summary = summariseProfiles(written('cpuprofile').map((f) => join(dir, f)), ROOT, result.requests, 25);
@@ -224,7 +236,8 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`[hot-path-cost] round ${round + 1}/${ROUNDS} done\n`);
     }
-    console.log(`CPU µs per request (median [each slice]), ${REQUESTS} requests per slice at ${CONNECTIONS} connections, ${ROUNDS} rounds`);
+    const pace = RATE === undefined ? `at ${CONNECTIONS} connections` : `at ${RATE} req/s over up to ${CONNECTIONS} connections`;
+    console.log(`CPU µs per request (median [each slice]), ${REQUESTS} requests per slice ${pace}, ${ROUNDS} rounds`);
     console.log(`A = ${args.a}\nB = ${args.b}`);
     for (const [what, of] of [['gateway', (s: Side) => s.micros], ['redis', (s: Side) => s.redisMicros]] as const) {
       for (const op of OPS) {
