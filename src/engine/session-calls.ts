@@ -20,17 +20,19 @@ export function createSessionCalls(deps: EngineDeps): SessionCalls {
     async balance(sessionId, body, context = NO_CONTEXT) {
       const parsed = emptyBody.safeParse(body);
       if (!parsed.success) return failed(errors.validation(fieldIssues(parsed.error)));
-      const session = await sessions.get(sessionId);
+      const session = await sessions.profile(sessionId);
       if (session === undefined) return failed(errors.sessionNotFound());
+      // One round trip before the wallet call: the session still exists, is not ended, and its expiry is renewed.
+      const state = await sessions.touch(session);
+      if (state === undefined) return failed(errors.sessionNotFound());
       // The wallet token is deactivated once terminate went out.
-      if (session.state === 'ended') return failed(errors.sessionEnded());
+      if (state === 'ended') return failed(errors.sessionEnded());
       if (!breaker.allowsCalls()) {
         breaker.refused('balance');
         return failed(errors.walletDown());
       }
       const outcome = await wallet.call('balance', walletSessionFields(session, config.PROVIDER_ID), context);
       if (outcome.kind !== 'ok') return failed(errorFor(outcome));
-      await sessions.touch(session, outcome.response.balance);
       return { state: 'succeeded', transactionId: null, balance: outcome.response.balance, currency: session.currency };
     },
 

@@ -33,8 +33,8 @@ export interface SessionStore {
    * or still exists: whoever acts on it checks that in Redis (the claim script does).
    */
   profile(sessionId: string): Promise<SessionProfile | undefined>;
-  /** Renews the sliding expiry (the session's and its token's) and records the last known balance. */
-  touch(session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>, balance?: string): Promise<void>;
+  /** Renews the sliding expiry (the session's and its token's); says the session's state, or undefined when it no longer exists. */
+  touch(session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>): Promise<Session['state'] | undefined>;
   /**
    * The engine's `end`: the session takes no more bets, and its token's terminate is decided if
    * nothing holds the token (contract 5.6). `terminate`: decided, and this caller holds the send lease.
@@ -225,9 +225,9 @@ const finishTerminateScript = defineScript<{ keys: Keys; tokenRef: string; finis
  */
 const LISTING_TRIES = 10;
 
-const touchScript = defineScript<{ keys: Keys; session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>; ttlSeconds: number; balance?: string }>('touch-3', ({ keys, session, ttlSeconds, balance }) => ({
+const touchScript = defineScript<{ keys: Keys; session: Pick<SessionProfile, 'sessionId' | 'tokenRef'>; ttlSeconds: number }>('touch-3', ({ keys, session, ttlSeconds }) => ({
   keys: [keys.session(session.sessionId), keys.token(session.tokenRef), keys.tokenSessions(session.tokenRef)],
-  args: [String(ttlSeconds), balance ?? ''],
+  args: [String(ttlSeconds)],
 }));
 
 export interface ProfileCacheOptions {
@@ -329,8 +329,11 @@ export function createSessionStore(redis: RedisClient, layout: ShardLayout, ttlS
 
     profile,
 
-    async touch(session, balance) {
-      await runScript(redis, touchScript, { keys: keysOfToken(session.tokenRef), session, ttlSeconds, balance });
+    async touch(session) {
+      const state = (await runScript(redis, touchScript, { keys: keysOfToken(session.tokenRef), session, ttlSeconds })) as Session['state'] | 0;
+      if (state !== 0) return state;
+      profiles.delete(session.sessionId);
+      return undefined;
     },
 
     async end({ sessionId, tokenRef }, lease) {

@@ -331,6 +331,17 @@ describe('contract error codes', () => {
     const balance = await post(`/sessions/${sessionId}/balance`);
     expect(balance.body.error.code).toBe('SESSION_ENDED');
   });
+
+  it('SESSION_NOT_FOUND for a balance of a session gone from Redis while this process still holds its profile, with no wallet call', async () => {
+    const { sessionId } = await session();
+    expect((await post(`/sessions/${sessionId}/balance`)).status).toBe(200);
+    await h.redis.del(h.keys.session(sessionId));
+    h.sim.clearCalls();
+    const gone = await post(`/sessions/${sessionId}/balance`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('SESSION_NOT_FOUND');
+    expect(walletCalls('balance')).toHaveLength(0);
+  });
 });
 
 describe('multi_bet games', () => {

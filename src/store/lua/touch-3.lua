@@ -1,6 +1,6 @@
 --[[
-  Renews the expiry of a session that still exists (never recreates an expired one) and records
-  its last balance; an `ending` session has no expiry until its terminate went out.
+  Renews the expiry of a session that still exists (never recreates an expired one) and says its
+  state; an `ending` session has no expiry until its terminate went out.
 
   Input:
     KEYS[1] session
@@ -8,19 +8,18 @@
     KEYS[3] token's sessions
 
     ARGV[1] ttl (seconds)
-    ARGV[2] balance ('' = leave it)
 
-  Output: 1, or 0 when there is no such session
+  Output: the session's state, or 0 when there is no such session
 ]]
 local sessionKey, tokenKey, tokenSessionsKey = KEYS[1], KEYS[2], KEYS[3]
-local ttlSeconds, balance = ARGV[1], ARGV[2]
+local ttlSeconds = ARGV[1]
 
 --- @include "includes/renew-token"
 
 if redis.call('EXISTS', sessionKey) == 0 then return 0 end
-if balance ~= '' then redis.call('HSET', sessionKey, 'balance', balance) end
-if redis.call('HGET', sessionKey, 'state') == 'open' then
+local state = redis.call('HGET', sessionKey, 'state')
+if state == 'open' then
   redis.call('EXPIRE', sessionKey, ttlSeconds)
   renewToken(tokenKey, tokenSessionsKey, ttlSeconds)
 end
-return 1
+return state or 'open'
