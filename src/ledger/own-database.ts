@@ -3,16 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { spawnEmbeddedPostgres } from '../../src/ledger/embedded';
+import { spawnEmbeddedPostgres } from './embedded';
 
 /**
- * A PostgreSQL database of the test's own: a fresh database on the server at DATABASE_URL when it
- * is set (dropped after), else an embedded PGlite in a temporary directory (removed after), in a
- * child process of its own.
+ * A PostgreSQL database of a run's own (the tests, the soak): a fresh database on the server at
+ * `serverUrl` when one is given (dropped after), else an embedded PGlite in a temporary directory
+ * (removed after), in a child process of its own.
  */
-export interface TestLedgerDb {
+export interface OwnLedgerDb {
   readonly url: string;
-  /** Where the data came from, for the test's name. */
+  /** Where the data came from, for a test's name or a report. */
   readonly kind: 'server' | 'embedded';
   close(): Promise<void>;
 }
@@ -27,17 +27,17 @@ async function admin(url: string, sql: string): Promise<void> {
   }
 }
 
-export async function testLedgerDb(): Promise<TestLedgerDb> {
-  const server = process.env.DATABASE_URL;
-  if (server !== undefined && server !== '') {
-    const name = `wgwtest_ledger_${randomBytes(5).toString('hex')}`;
-    await admin(server, `CREATE DATABASE ${name}`);
-    const url = new URL(server);
+/** `namePrefix`: the database's name before its random part (lower case, digits and `_`). */
+export async function ownLedgerDb(serverUrl: string | undefined, namePrefix: string): Promise<OwnLedgerDb> {
+  if (serverUrl !== undefined && serverUrl !== '') {
+    const name = `${namePrefix}_${randomBytes(5).toString('hex')}`;
+    await admin(serverUrl, `CREATE DATABASE ${name}`);
+    const url = new URL(serverUrl);
     url.pathname = `/${name}`;
     return {
       url: url.toString(),
       kind: 'server',
-      close: () => admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      close: () => admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
     };
   }
   const dir = mkdtempSync(join(tmpdir(), 'wgw-ledger-'));

@@ -1,7 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 
-/** A TCP pass-through to `target` that a test can cut (every connection dropped, new ones refused) and restore. */
+/** A TCP pass-through to `target` that a test or the soak can cut (every connection dropped, new ones refused) and restore. */
 export interface TcpProxy {
   readonly port: number;
   cut(): void;

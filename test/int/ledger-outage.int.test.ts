@@ -3,7 +3,7 @@ import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
 import type { RunningWorker } from '../../workers/worker';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { startTcpProxy, type TcpProxy } from '../../src/lib/tcp-proxy';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
 
 /**
