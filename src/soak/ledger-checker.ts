@@ -161,7 +161,7 @@ export function compareLedger(input: LedgerCheckInput): LedgerComparison {
  */
 function compareBooks(input: LedgerCheckInput, find: (kind: LedgerFindingKind, id: string, detail: string) => void): LedgerComparison['wallet'] {
   const books = new Map(input.books.map((t) => [t.transactionId, t]));
-  const ledgerIds = new Set(input.newest.map((r) => r.transactionId));
+  const ledgerIds = new Set([...input.newest, ...input.changes].map((r) => r.transactionId));
   let finalRecords = 0;
   for (const r of input.newest) {
     if (r.state !== 'succeeded' && r.state !== 'failed' && r.state !== 'compensated') continue;
