@@ -42,3 +42,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
   };
 }
+
+/** A proxy to the host and port of `url`, and `url` with the proxy's port instead. */
+export async function proxyFor(url: string): Promise<{ readonly proxy: TcpProxy; readonly url: string }> {
+  const direct = new URL(url);
+  const proxy = await startTcpProxy(direct.hostname, Number(direct.port));
+  const via = new URL(url);
+  via.port = String(proxy.port);
+  return { proxy, url: via.toString() };
+}

@@ -1,9 +1,10 @@
 import { loadWorkerConfig } from '../config/env';
 import { openLedgerDb, type LedgerDb } from '../ledger/db';
+import { everyRow } from '../ledger/history';
 import { ownLedgerDb, type OwnLedgerDb } from '../ledger/own-database';
 import { rowOf } from '../ledger/rows';
 import { ledgerLag, type LedgerLag } from '../ledger/status';
-import { startTcpProxy, type TcpProxy } from '../lib/tcp-proxy';
+import { proxyFor } from '../lib/tcp-proxy';
 import { walletLayout } from '../registry/wallet-layout';
 import { closeRedis, createRedis, redisTargetOf, type RedisClient } from '../store/redis';
 import { readRecordHashes, zsetPages } from '../store/record-scan';
@@ -63,20 +64,14 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 export async function startSoakLedger(serverUrl: string | undefined): Promise<SoakLedger> {
   const own = await ownLedgerDb(serverUrl, 'wgwsoak_ledger');
-  let proxy: TcpProxy | undefined;
   let db: LedgerDb | undefined;
   let redis: RedisClient | undefined;
   let layouts: { wallet: string; layout: ShardLayout }[] = [];
   let watching: NodeJS.Timeout | undefined;
-  try {
-    const direct = new URL(own.url);
-    proxy = await startTcpProxy(direct.hostname, Number(direct.port));
-  } catch (err) {
+  const { proxy, url: viaProxy } = await proxyFor(own.url).catch(async (err: unknown) => {
     await own.close();
     throw err;
-  }
-  const viaProxy = new URL(own.url);
-  viaProxy.port = String(proxy.port);
+  });
   const watch: OutboxWatch = { peakLength: 0, peakLagSeconds: 0, samples: 0 };
   const outboxKeys = (): string[] => layouts.flatMap(({ layout }) => layout.all.map((shard) => layout.keys(shard).ledgerOutbox()));
   const lag = async (): Promise<LedgerLag | undefined> => {
@@ -107,7 +102,7 @@ export async function startSoakLedger(serverUrl: string | undefined): Promise<So
 
   return {
     kind: own.kind,
-    viaProxy: viaProxy.toString(),
+    viaProxy,
     watch,
     connect(env) {
       const config = loadWorkerConfig(env);
@@ -121,11 +116,11 @@ export async function startSoakLedger(serverUrl: string | undefined): Promise<So
     },
     async outage(seconds, at, fraction, log) {
       while (fraction() < at) await sleep(100);
-      proxy!.cut();
+      proxy.cut();
       watch.cutAt = Date.now();
       log(`ledger outage: the connection to PostgreSQL cut for ${seconds} s`);
       await sleep(seconds * 1000);
-      proxy!.restore();
+      proxy.restore();
       watch.restoredAt = Date.now();
       log('ledger outage: the connection to PostgreSQL is back');
     },
@@ -139,8 +134,8 @@ export async function startSoakLedger(serverUrl: string | undefined): Promise<So
       };
       for (let before = await readRedis(); ; ) {
         await drained(deadline);
-        const changes = await ledgerRows(db, 'ledger_changes');
-        const newest = await ledgerRows(db, 'ledger_transactions');
+        const changes = await everyRow(db, 'ledger_changes');
+        const newest = await everyRow(db, 'ledger_transactions');
         const after = await readRedis();
         if (sameRecords(before, after) || Date.now() > deadline) {
           const out = new Map<string, WalletSnapshot>([...after].map(([wallet, records]) => [wallet, { redis: records, changes: [], newest: [] }]));
@@ -157,7 +152,7 @@ export async function startSoakLedger(serverUrl: string | undefined): Promise<So
       clearTimeout(timer);
       if (redis !== undefined) await closeRedis(redis);
       await db?.end();
-      await proxy?.close();
+      await proxy.close();
       await own.close();
     },
   };
@@ -184,63 +179,3 @@ async function redisRecords(redis: RedisClient, wallet: string, layout: ShardLay
   }
   return out;
 }
-
-interface LedgerRow {
-  wallet: string;
-  transaction_id: string;
-  created_ms: string;
-  change_no: number;
-  kind: string;
-  state: string;
-  amount: string;
-  currency: string;
-  player_id: string;
-  site_id: string;
-  session_id: string;
-  round_id: string;
-  wallet_round_id: string;
-  reference_id: string | null;
-  is_compensation: boolean;
-  compensation_id: string | null;
-  attempts: number;
-  last_wallet_code: number | null;
-  balance: string | null;
-  resolution: string | null;
-  note: string | null;
-  outbox_id: string;
-}
-
-/** Every row of `ledger_changes` or `ledger_transactions`, amounts and ids as the text PostgreSQL holds. */
-async function ledgerRows(db: LedgerDb, table: 'ledger_changes' | 'ledger_transactions'): Promise<LedgerChange[]> {
-  const { rows } = await db.query<LedgerRow>(
-    `SELECT wallet, transaction_id, (extract(epoch FROM created_at) * 1000)::bigint::text AS created_ms, change_no, kind, state,
-            amount::text, currency, player_id::text, site_id::text, session_id, round_id, wallet_round_id, reference_id, is_compensation,
-            compensation_id, attempts, last_wallet_code, balance::text, resolution, note, outbox_id
-       FROM ${table}`,
-  );
-  return rows.map((r) => ({
-    wallet: r.wallet,
-    transactionId: r.transaction_id,
-    createdAt: Number(r.created_ms),
-    changeNo: r.change_no,
-    kind: r.kind,
-    state: r.state,
-    amount: r.amount,
-    currency: r.currency,
-    playerId: r.player_id,
-    siteId: r.site_id,
-    sessionId: r.session_id,
-    roundId: r.round_id,
-    walletRoundId: r.wallet_round_id,
-    referenceId: r.reference_id,
-    isCompensation: r.is_compensation,
-    compensationId: r.compensation_id,
-    attempts: r.attempts,
-    lastWalletCode: r.last_wallet_code,
-    balance: r.balance,
-    resolution: r.resolution,
-    note: r.note,
-    outboxId: r.outbox_id,
-  }));
-}
-

@@ -1,5 +1,5 @@
 import { openLedgerDb, type LedgerDb } from '../../src/ledger/db';
-import { startTcpProxy, type TcpProxy } from '../../src/lib/tcp-proxy';
+import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
 
 /**
@@ -14,11 +14,9 @@ let db: LedgerDb;
 
 beforeAll(async () => {
   ledger = await testLedgerDb();
-  const direct = new URL(ledger.url);
-  proxy = await startTcpProxy(direct.hostname, Number(direct.port));
-  const viaProxy = new URL(ledger.url);
-  viaProxy.port = String(proxy.port);
-  db = openLedgerDb(viaProxy.toString(), { max: 2 });
+  const via = await proxyFor(ledger.url);
+  proxy = via.proxy;
+  db = openLedgerDb(via.url, { max: 2 });
 }, 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
 import type { RunningWorker } from '../../workers/worker';
 import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { startTcpProxy, type TcpProxy } from '../../src/lib/tcp-proxy';
+import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
 
 /**
@@ -19,12 +19,10 @@ let player: Player;
 
 beforeAll(async () => {
   ledger = await testLedgerDb();
-  const direct = new URL(ledger.url);
-  proxy = await startTcpProxy(direct.hostname, Number(direct.port));
-  const viaProxy = new URL(ledger.url);
-  viaProxy.port = String(proxy.port);
+  const via = await proxyFor(ledger.url);
+  proxy = via.proxy;
   db = openLedgerDb(ledger.url, { max: 2 });
-  h = await startHarness({ label: 'ledger-outage', env: { DATABASE_URL: viaProxy.toString() } });
+  h = await startHarness({ label: 'ledger-outage', env: { DATABASE_URL: via.url } });
   worker = await h.startWorker();
   await worker.ledger!.ready;
   player = await h.newPlayer();
