@@ -86,8 +86,6 @@ export interface RunOptions {
 
 export interface RunResult {
   readonly reconciliation: Reconciliation;
-  /** With the ledger: each wallet's ledger against its records and books. */
-  readonly ledger?: readonly { readonly wallet: string; readonly comparison: LedgerComparison }[];
   readonly exitCode: 0 | 1;
   readonly lines: readonly string[];
 }
@@ -680,7 +678,7 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     clean = exitCode === 0 && reconciliation.findings.length === 0;
     if (!clean || o.keepLogs) lines.splice(lines.length - 1, 0, `process logs kept in ${runDir}`);
     for (const line of lines) o.out(line);
-    return { reconciliation, exitCode, lines, ...(ledgerCheck === undefined ? {} : { ledger: ledgerCheck.perWallet }) };
+    return { reconciliation, exitCode, lines };
   } catch (err) {
     o.err.write(`\nrun failed; process logs kept in ${runDir}\n`);
     throw err;
