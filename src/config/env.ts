@@ -394,6 +394,11 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   return Object.freeze({ ...parsed, redisShards, tracing: tracingOf(env, SERVICE_NAMES.worker) });
 }
 
+/** The PostgreSQL server `npm run soak -- --ledger-outage` makes its own database on: DATABASE_URL, if set. */
+export function loadSoakDatabaseServer(env: Env = process.env): string | undefined {
+  return parseWith(z.object({ DATABASE_URL: postgresUrl.optional() }), env).DATABASE_URL;
+}
+
 /**
  * What `npm run wallet-check` reads: the registry, WALLETS_FILE's or wallet `default` of the
  * single-wallet variables, parsed exactly as the gateway and the worker parse it.

@@ -30,5 +30,10 @@ export function openLedgerDb(url: string, options: LedgerDbOptions = {}): Ledger
   });
   // An idle connection the server drops must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
+  // Nor one dropped while its client is checked out (a batch's transaction, the migrations' lock):
+  // node-postgres reports it as an 'error' event on that client, which the pool listens to only
+  // while the client is idle. The statement in flight, or the next, fails instead, and its caller
+  // tries again.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

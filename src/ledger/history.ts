@@ -191,3 +191,12 @@ export async function roundHistory(db: LedgerDb, wallet: string, roundId: string
   const { rows } = await db.query<Row>(`${SELECT} FROM ledger_transactions WHERE wallet = $1 AND round_id = $2 ORDER BY created_at ASC, transaction_id ASC`, [wallet, roundId]);
   return rows.map(fromRow);
 }
+
+/**
+ * Every row of a table, with the outbox entry each came from: the soak's comparison of the ledger
+ * with Redis after a run (a test database's size, never a production one's).
+ */
+export async function everyRow(db: LedgerDb, table: 'ledger_changes' | 'ledger_transactions'): Promise<ChangeRow[]> {
+  const { rows } = await db.query<Row & { outbox_id: string }>(`${SELECT}, outbox_id FROM ${table}`);
+  return rows.map((r) => ({ ...fromRow(r), outboxId: r.outbox_id }));
+}

@@ -26,6 +26,7 @@ export type Sizes = Pick<
   | 'topology'
   | 'minReplicas'
   | 'wallets'
+  | 'ledgerOutageSeconds'
 >;
 
 /** How long `--wallets N` (N ≥ 2) takes one wallet down when `--outage` is not given (contract 11). */
@@ -33,7 +34,7 @@ export const WALLETS_OUTAGE_SECONDS = 30;
 
 const TOPOLOGIES: readonly RunOptions['topology'][] = ['single', 'sentinel', 'cluster'];
 
-const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' | 'topology'>, string> = {
+const FLAGS: Record<Exclude<keyof Sizes, 'keepLogs' | 'logLevel' | 'chaosRate' | 'topology' | 'ledgerOutageSeconds'>, string> = {
   seed: 'seed',
   players: 'players',
   rounds: 'rounds',
@@ -71,6 +72,9 @@ export function usage(command: string, defaults: Sizes): string {
     `  --wallets N      (default ${defaults.wallets}) with N >= 2: N wallets in a generated WALLETS_FILE, each its own simulator, credentials and`,
     `                   signature, the players spread over them with the same ids in each; one wallet down for`,
     `                   --outage seconds (${WALLETS_OUTAGE_SECONDS} unless given) while the others play; a reconciliation line per wallet`,
+    '  --ledger-outage S  run with the ledger (contract 12): PostgreSQL at DATABASE_URL (a database of its own, dropped',
+    '                   after) or an embedded PGlite, reached through a proxy the run cuts for S seconds at 40 % of',
+    '                   the script (0: no cut); at the end the ledger is compared with the records and the wallet (off unless given)',
     '  --keep-logs      keep the process logs even after a clean run',
   ].join('\n');
 }
@@ -88,7 +92,7 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { ...options, 'chaos-rate': { type: 'string' }, 'log-level': { type: 'string' }, topology: { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
+      options: { ...options, 'chaos-rate': { type: 'string' }, 'ledger-outage': { type: 'string' }, 'log-level': { type: 'string' }, topology: { type: 'string' }, 'keep-logs': { type: 'boolean' }, help: { type: 'boolean' } },
       strict: true,
     });
   } catch (err) {
@@ -108,6 +112,8 @@ export function parseSizes(argv: readonly string[], defaults: Sizes): Sizes | 'h
     sizes.chaosRate = r;
   }
   if (typeof v['log-level'] === 'string') sizes.logLevel = v['log-level'];
+  const ledgerOutage = v['ledger-outage'];
+  if (typeof ledgerOutage === 'string') sizes.ledgerOutageSeconds = integer('ledger-outage', ledgerOutage, 0);
   const topology = v.topology;
   if (typeof topology === 'string') {
     const known = TOPOLOGIES.find((t) => t === topology);
@@ -160,6 +166,8 @@ export interface Command {
   readonly aof: boolean;
   readonly perPlayer: boolean;
   readonly defaults: Sizes;
+  /** With `--ledger-outage`: the PostgreSQL server the run makes its database on; unset: an embedded PGlite. */
+  readonly databaseServer?: string;
 }
 
 /**
@@ -178,6 +186,7 @@ export function runCommand(command: Command, argv: readonly string[]): void {
       title: command.title,
       aof: command.aof,
       perPlayer: command.perPlayer,
+      databaseServer: command.databaseServer,
       out: (line) => console.log(line),
       err: process.stderr,
     });

@@ -16,10 +16,13 @@ import { ClusterTopology } from '../lib/redis-cluster';
 import { SentinelTopology } from '../lib/redis-sentinel';
 import { RedisServer } from '../lib/redis-server';
 import { isReservedId } from '../lib/reserved-ids';
+import { DEFAULT_WALLET_ID } from '../config/registry';
 import { waitFor } from '../lib/wait-for';
 import { ProgressBar } from './progress';
 import { renderReport, type WalletFaultsMet } from './report';
 import { ScriptedEngine, playAll, type Arrangements, type ScriptCounts } from './script';
+import { compareLedger, ledgerLines, type LedgerComparison } from './ledger-checker';
+import { startSoakLedger, type SoakLedger } from './ledger';
 import { ENGINE_KEYS, combine, registryFile, soakWallets, walletLine, type SoakWallet } from './wallets';
 
 /**
@@ -66,6 +69,14 @@ export interface RunOptions {
    * the outage takes one of them down, and each is reconciled against its own books.
    */
   readonly wallets: number;
+  /**
+   * Set: the run keeps the ledger (contract 12) in a PostgreSQL of its own (on the server at
+   * DATABASE_URL, else an embedded PGlite), reached through a proxy cut for this many seconds at
+   * 40 % of the script; at the end the ledger is compared with the records and the wallet.
+   */
+  readonly ledgerOutageSeconds?: number;
+  /** With the ledger: the PostgreSQL server to make the run's database on (DATABASE_URL); unset: an embedded PGlite. */
+  readonly databaseServer?: string;
   readonly logLevel: string;
   /** Keep the run directory (process logs) even when the run is clean. */
   readonly keepLogs: boolean;
@@ -192,9 +203,11 @@ class Cluster {
   readonly processes: Child[] = [];
   redis: RedisServer | SentinelTopology | ClusterTopology | undefined;
   sims: RunningSimulator[] = [];
+  ledger: SoakLedger | undefined;
 
   async stop(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.stop()));
+    await this.ledger?.close();
     await this.redis?.stop(2000);
     await Promise.all(this.sims.map((sim) => sim.close()));
   }
@@ -310,6 +323,8 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
   let clean = false;
   try {
     const redis = await startRedis(o, runDir, cluster);
+    if (o.ledgerOutageSeconds !== undefined) cluster.ledger = await startSoakLedger(o.databaseServer);
+    const ledger = cluster.ledger;
     const chaos = (i: number): ChaosSettings | undefined => (o.chaosRate > 0 ? { seed: chaosSeed(o.seed, i), rate: o.chaosRate } : undefined);
     const wallets = o.wallets > 1 ? soakWallets(o.wallets) : undefined;
     const sims: RunningSimulator[] = [];
@@ -369,6 +384,11 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       const walletsFile = join(runDir, 'wallets.json');
       writeFileSync(walletsFile, JSON.stringify(file, null, 2));
       Object.assign(env, secretEnv, { WALLETS_FILE: walletsFile });
+    }
+    if (ledger !== undefined) {
+      // A killed worker's unacknowledged outbox entries are taken over after this long (default 60 s).
+      Object.assign(env, { DATABASE_URL: ledger.viaProxy, LEDGER_CLAIM_IDLE_MS: '10000' });
+      ledger.connect(env);
     }
     // A gateway or worker that dies on its own is a finding the run cannot go on past: stop with its log.
     let crash: (err: Error) => void = () => undefined;
@@ -482,6 +502,11 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       : undefined;
 
     scheduler?.start();
+    const ledgerOutage =
+      ledger !== undefined && o.ledgerOutageSeconds !== undefined && o.ledgerOutageSeconds > 0
+        ? guard(ledger.outage(o.ledgerOutageSeconds, LEDGER_OUTAGE_AT, () => progress.fraction, (line) => o.err.write(`\n${line}\n`)))
+        : Promise.resolve();
+    ledgerOutage.catch(() => undefined);
     const playedUntil = await guard(playAll(worlds.map((w) => w.engine), o.players, o.concurrency).then(() => Date.now())).catch(async (err: unknown) => {
       await scheduler?.abort();
       throw err;
@@ -532,6 +557,9 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     // A token is terminated once every session on it ended and its work settled: wait for those too.
     const allTerminated = await guard(Promise.all(worlds.map((w, i) => terminations(w.sim, endedTokens(histories[i] as EngineHistory), workDeadline))));
     const settledInMs = Date.now() - settleStart;
+    // The ledger: once the connection is back and every change left the outbox, equal to the records (contract 12).
+    await ledgerOutage;
+    const ledgerCheck = ledger === undefined ? undefined : await guard(checkLedger(ledger, worlds, histories, Date.now() + LEDGER_DRAIN_MS));
     const settled: Settled[] = worlds.map((world, i) => {
       const history = histories[i] as EngineHistory;
       const records = allRecords[i] as Map<string, RecordView | null>;
@@ -643,8 +671,10 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
       const downSeconds = outage?.endedAt === undefined ? undefined : Math.round((outage.endedAt - outage.startedAt) / 1000);
       lines.splice(lines.length - 1, 0, ...settled.map((s, i) => walletLine(s.world.wallet as SoakWallet, s.reconciliation, i === outageWallet ? downSeconds : undefined)));
     }
+    if (ledger !== undefined && ledgerCheck !== undefined) lines.splice(lines.length - 1, 0, ...ledgerReport(o, ledger, ledgerCheck));
     await Promise.all(worlds.map((w) => w.client.close()));
-    const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 ? 0 : 1;
+    const ledgerEqual = ledgerCheck === undefined || ledgerCheck.perWallet.every((w) => w.comparison.findings.length === 0);
+    const exitCode = reconciliation.lost === 0 && reconciliation.doubled === 0 && reconciliation.drift === 0 && ledgerEqual ? 0 : 1;
     clean = exitCode === 0 && reconciliation.findings.length === 0;
     if (!clean || o.keepLogs) lines.splice(lines.length - 1, 0, `process logs kept in ${runDir}`);
     for (const line of lines) o.out(line);
@@ -656,6 +686,46 @@ export async function runScenario(o: RunOptions): Promise<RunResult> {
     await cluster.stop();
     if (clean && !o.keepLogs) rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/** Where in the script the ledger's connection is cut (`--ledger-outage`). */
+const LEDGER_OUTAGE_AT = 0.4;
+/** How long the outbox may take to drain once everything else settled. */
+const LEDGER_DRAIN_MS = 120_000;
+
+interface LedgerCheck {
+  readonly drainedInMs: number;
+  readonly left: number;
+  readonly perWallet: { readonly wallet: string; readonly comparison: LedgerComparison }[];
+}
+
+/** Waits for the outbox to drain, then holds each wallet's ledger against its records, history and books. */
+async function checkLedger(ledger: SoakLedger, worlds: readonly World[], histories: readonly EngineHistory[], deadline: number): Promise<LedgerCheck> {
+  const drained = await ledger.drained(deadline);
+  const snapshot = await ledger.snapshot(deadline);
+  const perWallet = worlds.map((w, i) => {
+    const wallet = w.wallet?.id ?? DEFAULT_WALLET_ID;
+    const of = snapshot.get(wallet) ?? { redis: [], changes: [], newest: [] };
+    const historyIds = new Set((histories[i] as EngineHistory).transactions.map((t) => t.transactionId));
+    return { wallet, comparison: compareLedger({ wallet, ...of, historyIds, books: w.sim.ledger.transactions() }) };
+  });
+  return { drainedInMs: drained.ms, left: drained.left.outboxLength, perWallet };
+}
+
+/** The ledger's lines of the report: where PostgreSQL came from, the outage's outbox, the drain, and the comparison. */
+function ledgerReport(o: RunOptions, ledger: SoakLedger, check: LedgerCheck): string[] {
+  const w = ledger.watch;
+  const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  const outage =
+    w.cutAt === undefined || w.restoredAt === undefined
+      ? 'no outage'
+      : `cut for ${secs(w.restoredAt - w.cutAt)} at ${Math.round(LEDGER_OUTAGE_AT * 100)} % of the script; outbox peak ${w.peakLength} entries, lag peak ${w.peakLagSeconds.toFixed(1)} s ` +
+        `(${w.samples} samples); caught up (lag < 2 s) ${w.caughtUpAt === undefined ? 'never' : `${secs(w.caughtUpAt - w.restoredAt)} after the connection came back`}`;
+  return [
+    `ledger outage: PostgreSQL ${ledger.kind === 'server' ? 'server (DATABASE_URL)' : 'embedded (PGlite)'} through a proxy, --ledger-outage ${o.ledgerOutageSeconds ?? 0}: ${outage}; ` +
+      `outbox ${check.left === 0 ? 'drained' : `NOT drained (${check.left} left)`} ${secs(check.drainedInMs)} after the run settled`,
+    ...ledgerLines(check.perWallet),
+  ];
 }
 
 /**

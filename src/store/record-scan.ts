@@ -11,19 +11,21 @@ import type { TransactionRecord } from './types';
  * time order), a pipeline never spans two shards (two slots).
  */
 
-/** One page's records, read in one pipeline; ids whose record expired meanwhile are left out. */
-export async function readRecords(redis: RedisClient, keys: Keys, ids: readonly string[]): Promise<TransactionRecord[]> {
+/** Records' hashes as Redis holds them, in one pipeline (an expired record: an empty hash). */
+export async function readRecordHashes(redis: RedisClient, keys: Keys, ids: readonly string[]): Promise<Record<string, string>[]> {
   if (ids.length === 0) return [];
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hgetall(keys.transaction(id));
   const replies = (await pipeline.exec()) ?? [];
-  const out: TransactionRecord[] = [];
-  for (const [error, hash] of replies) {
+  return replies.map(([error, hash]) => {
     if (error) throw error;
-    const record = decodeRecord(hash as Record<string, string>);
-    if (record !== undefined) out.push(record);
-  }
-  return out;
+    return hash as Record<string, string>;
+  });
+}
+
+/** One page's records, read in one pipeline; ids whose record expired meanwhile are left out. */
+export async function readRecords(redis: RedisClient, keys: Keys, ids: readonly string[]): Promise<TransactionRecord[]> {
+  return (await readRecordHashes(redis, keys, ids)).flatMap((hash) => decodeRecord(hash) ?? []);
 }
 
 /**

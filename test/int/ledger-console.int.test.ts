@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { waitFor } from '../../src/lib/wait-for';
 import type { TransactionRecord } from '../../src/store/types';
 import type { RunningWorker } from '../../workers/worker';
-import { ledgerBehindProxy, testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import type { TcpProxy } from '../support/tcp-proxy';
+import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
+import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
 
 /**
@@ -55,7 +55,7 @@ async function forget(id: string): Promise<void> {
 
 beforeAll(async () => {
   ledger = await testLedgerDb();
-  const behind = await ledgerBehindProxy(ledger);
+  const behind = await proxyFor(ledger.url);
   proxy = behind.proxy;
   h = await startHarness({ label: 'ledger-console', env: { DATABASE_URL: behind.url, ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
   worker = await h.startWorker();

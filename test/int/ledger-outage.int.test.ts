@@ -2,8 +2,8 @@ import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
 import { openLedgerDb } from '../../src/ledger/db';
 import type { RunningWorker } from '../../workers/worker';
-import { ledgerBehindProxy, testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import type { TcpProxy } from '../support/tcp-proxy';
+import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
+import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
 import { startHarness, type Harness, type Player } from '../support/worker-harness';
 
 /**
@@ -19,10 +19,10 @@ let player: Player;
 
 beforeAll(async () => {
   ledger = await testLedgerDb();
-  const behind = await ledgerBehindProxy(ledger);
-  proxy = behind.proxy;
+  const via = await proxyFor(ledger.url);
+  proxy = via.proxy;
   db = openLedgerDb(ledger.url, { max: 2 });
-  h = await startHarness({ label: 'ledger-outage', env: { DATABASE_URL: behind.url } });
+  h = await startHarness({ label: 'ledger-outage', env: { DATABASE_URL: via.url } });
   worker = await h.startWorker();
   await worker.ledger!.ready;
   player = await h.newPlayer();

@@ -1,7 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 
-/** A TCP pass-through to `target` that a test can cut (every connection dropped, new ones refused) and restore. */
+/** A TCP pass-through to `target` that a test or the soak can cut (every connection dropped, new ones refused) and restore. */
 export interface TcpProxy {
   readonly port: number;
   cut(): void;
@@ -41,4 +41,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A proxy to the host and port of `url`, and `url` with the proxy's port instead. */
+export async function proxyFor(url: string): Promise<{ readonly proxy: TcpProxy; readonly url: string }> {
+  const direct = new URL(url);
+  const proxy = await startTcpProxy(direct.hostname, Number(direct.port));
+  const via = new URL(url);
+  via.port = String(proxy.port);
+  return { proxy, url: via.toString() };
 }
