@@ -11,7 +11,8 @@ import { runToExit } from './in-process';
 /**
  * `npx tsx bench/ledger-cost.ts [bets] [rounds]`: what the ledger's outbox costs Redis per bet
  * (docs/performance.md, "The ledger's outbox"). A bet's two Lua steps (claim, then settle
- * succeeded, with the wallet's request id in the attempt) on a private Redis, `bets` at a time with
+ * succeeded, with the wallet's request id in the attempt; the claim names the engine call's
+ * request id, a generated uuid) on a private Redis, `bets` at a time with
  * the ledger off and on, alternating, `rounds` times each: Redis CPU per bet (INFO cpu), and the
  * outbox's memory per change (MEMORY USAGE over XLEN). Nothing drains the outbox here.
  */
@@ -39,7 +40,7 @@ async function run(redisUrl: string, port: number, ledger: boolean, bets: number
         amount: '1.25', currency: 'EUR', roundClosed: false, referenceTransactionId: null, bodyHash: `h-${id}`, walletOperation: 'debit' as const,
         walletBody: encodeRequest('debit', { ...fields, amount: '1.25', round_id: roundId, transaction_id: id, round_closed: false }), isCompensation: false, createdAt: Date.now(),
       };
-      const claimed = await store.claim({ record, exactAmount: '1.25', leaseUntil: Date.now() + 10_000 });
+      const claimed = await store.claim({ record, exactAmount: '1.25', leaseUntil: Date.now() + 10_000, engineRequestId: randomUUID() });
       if (claimed.kind !== 'claimed') throw new Error(`claim: ${claimed.kind}`);
       const ok = await store.settle({ ...record, attempts: 0 } as never, {
         state: 'succeeded', expect: ['pending'], attempts: 1, lastWalletCode: 1, history: [1], balance: '998.75', sessionBalance: '998.75',
