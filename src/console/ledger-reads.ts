@@ -1,5 +1,6 @@
 import type { LedgerDb } from '../ledger/db';
-import { listTransactions, transactionHistory, type LedgerRecord, type LedgerTransaction } from '../ledger/history';
+import { listTransactions, transactionAudit, transactionHistory, type LedgerRecord, type LedgerTransaction } from '../ledger/history';
+import type { StoredAuditEntry } from '../store/audit';
 import type { WalletRecord } from './queries';
 
 /**
@@ -77,12 +78,15 @@ export function mergeRows(redis: readonly WalletRecord[], ledger: readonly Ledge
 export interface LedgerHeld {
   readonly wallet: string;
   readonly records: LedgerRecord[];
+  /** The console's actions on it, oldest first (the audit trail's entries in the ledger). */
+  readonly audit: StoredAuditEntry[];
 }
 
 /** The wallets whose ledger holds this transaction id, each with its records, newest first. */
 export async function ledgerHolding(db: LedgerDb, wallets: readonly string[], transactionId: string): Promise<LedgerHeld[]> {
   const found = await Promise.all(wallets.map(async (wallet) => ({ wallet, records: await transactionHistory(db, wallet, transactionId) })));
-  return found.filter((f) => f.records.length > 0);
+  const held = found.filter((f) => f.records.length > 0);
+  return Promise.all(held.map(async (f) => ({ ...f, audit: await transactionAudit(db, f.wallet, transactionId) })));
 }
 
 /** A player's newest rows (at most `limit`), in one wallet or every wallet. */

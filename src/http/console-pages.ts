@@ -365,6 +365,7 @@ export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: 
 <dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
 <h2>Actions</h2><p class="muted" data-no-actions>None: Redis no longer holds this record, so it cannot be re-checked, redriven or resolved from here.</p>
 <h2>Changes</h2>${changeTable(newest!.changes)}
+<h2>Audit</h2>${auditTable(held.audit.map((e) => ({ ...e, wallet: held.wallet })), false)}
 ${earlier.map((r) => `<h2>Earlier record of this id, created ${iso(r.transaction.createdAt)}</h2>${changeTable(r.changes)}`).join('\n')}
 <h2>Round ${esc(t.roundId)}</h2>${ledgerNote(round.ledger, round.rows)}${recordTable(round.rows, now, 'Every transaction of the round Redis and the ledger hold')}
 <details><summary>JSON (GET /admin/api/transactions/${esc(t.transactionId)}?wallet=${esc(held.wallet)})</summary><pre>${esc(JSON.stringify(adminJson, null, 2))}</pre></details>`;

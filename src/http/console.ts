@@ -260,6 +260,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
       actions: 'none: Redis no longer holds this record',
       changes: newest!.changes.map(ledgerView),
       earlier_records: earlier.map((r) => ({ ...ledgerView(r.transaction), changes: r.changes.map(ledgerView) })),
+      audit: held.audit,
       round: await Promise.all(round.map(sourcedView)),
     };
   };

@@ -1,4 +1,5 @@
 import type { LedgerDb } from './db';
+import type { StoredAuditEntry } from '../store/audit';
 import type { ChangeRow } from './rows';
 
 /**
@@ -165,6 +166,19 @@ export async function transactionHistory(db: LedgerDb, wallet: string, transacti
   const records = new Map<number, LedgerTransaction[]>();
   for (const row of rows.map(fromRow)) records.set(row.createdAt, [...(records.get(row.createdAt) ?? []), row]);
   return [...records.values()].map((changes) => ({ transaction: changes.at(-1)!, changes }));
+}
+
+/** The console's audit entries of one transaction in the wallet's ledger, oldest first. */
+export async function transactionAudit(db: LedgerDb, wallet: string, transactionId: string): Promise<StoredAuditEntry[]> {
+  const { rows } = await db.query<Record<'entry_id' | 'at' | 'operator' | 'action' | 'transaction_id' | 'target_id' | 'state_before' | 'state_after' | 'result' | 'note' | 'request_id', string>>(
+    `SELECT entry_id, (extract(epoch FROM at) * 1000)::bigint::text AS at, operator, action, transaction_id, target_id, state_before, state_after, result, note, request_id
+       FROM ledger_audit WHERE wallet = $1 AND transaction_id = $2 ORDER BY at ASC, entry_id ASC`,
+    [wallet, transactionId],
+  );
+  return rows.map((r) => ({
+    id: r.entry_id, at: Number(r.at), user: r.operator, action: r.action, transactionId: r.transaction_id, targetId: r.target_id,
+    stateBefore: r.state_before, stateAfter: r.state_after, result: r.result, note: r.note, requestId: r.request_id,
+  }));
 }
 
 export interface LateRepeat {

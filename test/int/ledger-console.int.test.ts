@@ -73,7 +73,14 @@ afterEach(() => proxy.restore());
 
 it('shows a transaction Redis forgot from the ledger, every change, saying so, with no actions', async () => {
   const { bet, winId } = await settledRound(alice, '7.25', '0.10');
+  // An operator's action on it while Redis held it: its audit entry stays with the ledger's record.
+  const recheck = await fetch(`${h.url}/admin/api/transactions/${bet.transactionId}/recheck`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ note: 'asked by support' }) });
+  expect(recheck.status).toBeLessThan(500);
   await forget(bet.transactionId);
+  await waitFor('the audit entry in the ledger', async () => {
+    const { body } = await json(`/admin/api/transactions/${bet.transactionId}`);
+    return body.source === 'ledger' && (body.audit as unknown[]).length === 1 ? true : undefined;
+  }, 20_000);
   for (const query of [`id=${bet.transactionId}&wallet=default`, `id=${bet.transactionId}`]) {
     const page = await get(`/admin/tx?${query}`);
     expect(page.status).toBe(200);
@@ -81,6 +88,7 @@ it('shows a transaction Redis forgot from the ledger, every change, saying so, w
     expect(page.text).toContain('data-no-actions');
     expect(page.text).not.toContain('method="post"');
     expect(page.text).toContain('7.25 EUR');
+    expect(page.text).toMatch(/<tr data-audit data-wallet="default">[^]*?recheck[^]*?asked by support/);
     expect(page.text.match(/<tr data-change="\d+">/g)?.length).toBeGreaterThanOrEqual(2);
     // The round: the bet from the ledger, its win still in Redis, each row saying which.
     expect(sources(page.text)).toEqual({ [bet.transactionId]: 'ledger', [winId]: 'redis' });
@@ -89,6 +97,7 @@ it('shows a transaction Redis forgot from the ledger, every change, saying so, w
   expect(status).toBe(200);
   expect(body).toMatchObject({ transaction_id: bet.transactionId, source: 'ledger', state: 'succeeded', ledger: 'read' });
   expect((body.changes as { change_no: number }[]).map((c) => c.change_no)).toEqual((body.changes as unknown[]).map((_, i) => i + 1));
+  expect(body.audit).toEqual([expect.objectContaining({ action: 'recheck', transactionId: bet.transactionId, note: 'asked by support', user: 'ops' })]);
   expect((body.round as { transaction_id: string; source: string }[]).map((r) => [r.transaction_id, r.source])).toEqual([[bet.transactionId, 'ledger'], [winId, 'redis']]);
   expect((await get('/admin/tx?id=never-made-anywhere')).status).toBe(404);
   // An action on it (an old form) finds nothing in Redis to act on, and the page says so above the ledger's record.
