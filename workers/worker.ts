@@ -271,7 +271,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
     const reshare = (): void => {
       for (const worker of workers.workers()) worker.concurrency = perLane(worker.name === QUEUE_NAMES.retry ? config.WORKER_CONCURRENCY : 10);
     };
-    return { entry, layout, queues, upkeep, locks, reshare, deadCheckCursor: { from: 0 } as DeadCheckCursor, close: () => own.closeAll() };
+    return { entry, layout, durability, queues, upkeep, locks, reshare, deadCheckCursor: { from: 0 } as DeadCheckCursor, close: () => own.closeAll() };
   };
   type Lane = ReturnType<typeof openWalletLane>;
   // Live: a reload adds, replaces and drops lanes; the upkeep reads them at each run.
@@ -295,7 +295,17 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
   for (const entry of registry.wallets) walletLanes.set(entry.id, openWalletLane(entry, entry.id === homeId ? deps.wallet : undefined));
   const home = walletLanes.get(homeId)!;
   // The outboxes of the wallets the registry holds now: a wallet a reload adds is drained from then on.
-  const ledger = openLedger(config, redis, () => [...walletLanes.values()].flatMap((lane) => lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox() }))), logger, closers, now);
+  const ledger = openLedger(
+    config,
+    redis,
+    () =>
+      [...walletLanes.values()].flatMap((lane) =>
+        lane.layout.all.map((shard) => ({ wallet: lane.entry.id, shard, key: lane.layout.keys(shard).ledgerOutbox(), replicated: () => lane.durability.confirmRead(shard) })),
+      ),
+    logger,
+    closers,
+    now,
+  );
   const queues = home.queues;
 
   const sweepAll = async (signal?: AbortSignal): Promise<number> => {

@@ -24,10 +24,23 @@ import { writeBatch } from './writer';
 
 export const LEDGER_GROUP = 'ledger';
 
+/** An outbox's entries read from a primary whose replicas did not confirm holding them. */
+class NotReplicated extends Error {
+  constructor(source: OutboxSource) {
+    super(`ledger outbox of wallet ${source.wallet}, shard ${source.shard}: the replicas did not confirm the entries read; not written yet`);
+  }
+}
+
 export interface OutboxSource {
   readonly wallet: string;
   readonly shard: number;
   readonly key: string;
+  /**
+   * Whether what was read from this outbox is held by REDIS_MIN_REPLICAS replicas (always true
+   * with none asked). An entry is written to PostgreSQL only then: a primary that fails before
+   * its replicas hold a change loses it, and the ledger must not keep a change Redis lost.
+   */
+  readonly replicated?: () => Promise<boolean>;
 }
 
 export interface LedgerDrainOptions {
@@ -134,6 +147,8 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
   async function drainSource(source: OutboxSource): Promise<number> {
     const entries = await take(source);
     if (entries.length === 0) return 0;
+    // Not confirmed: left pending, and read again (this consumer's own first) at the next pass.
+    if (source.replicated !== undefined && !(await source.replicated())) throw new NotReplicated(source);
     const changes: ChangeRow[] = [];
     const audits: AuditRow[] = [];
     for (const [id, flat] of entries) {
@@ -150,7 +165,17 @@ export function startLedgerDrain(options: LedgerDrainOptions): LedgerDrain {
 
   async function drainOnce(): Promise<number> {
     let done = 0;
-    for (const source of sources()) done += await drainSource(source);
+    let unconfirmed: NotReplicated | undefined;
+    for (const source of sources()) {
+      try {
+        done += await drainSource(source);
+      } catch (err) {
+        // One shard's primary without its replicas does not hold back the other outboxes.
+        if (!(err instanceof NotReplicated)) throw err;
+        unconfirmed ??= err;
+      }
+    }
+    if (unconfirmed !== undefined) throw unconfirmed;
     return done;
   }
 

@@ -2,6 +2,8 @@ import Redis from 'ioredis';
 import { RedisServer } from '../../src/lib/redis-server';
 import { waitFor } from '../../src/lib/wait-for';
 import { Code } from '../../src/wallet/codes';
+import { openLedgerDb } from '../../src/ledger/db';
+import { testLedgerDb } from '../support/ledger-db';
 import { startHarness, type Harness } from '../support/worker-harness';
 
 /**
@@ -57,8 +59,8 @@ async function waitCalls(): Promise<number> {
   }
 }
 
-const harness = async (): Promise<Harness> => {
-  h = await startHarness({ label: 'worker-durable', env: { REDIS_URL: primary.url, REDIS_MIN_REPLICAS: '1', REDIS_WAIT_MS: '200' } });
+const harness = async (env: Record<string, string> = {}): Promise<Harness> => {
+  h = await startHarness({ label: 'worker-durable', env: { REDIS_URL: primary.url, REDIS_MIN_REPLICAS: '1', REDIS_WAIT_MS: '200', ...env } });
   return h;
 };
 
@@ -99,4 +101,36 @@ it('sends a terminate only once a replica has its decision', async () => {
   await replicaBack();
   await waitFor('the token terminated', async () => !(await h.sessions.isEnding(player.session.tokenRef)), 30_000);
   expect(terminates()).toBe(2);
+});
+
+it('writes a change to the ledger only once a replica holds it (a change a failover loses never reaches the ledger)', async () => {
+  const ledger = await testLedgerDb();
+  const db = openLedgerDb(ledger.url, { max: 1 });
+  try {
+    const h = await harness({ DATABASE_URL: ledger.url });
+    const worker = await h.startWorker();
+    await worker.ledger!.ready;
+    const player = await h.newPlayer();
+    const changes = async (id: string): Promise<number> =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_changes WHERE transaction_id = $1', [id])).rows[0]!.n;
+
+    await replicaAway();
+    const waitsBefore = await waitCalls();
+    const bet = await h.bet(player);
+    const outbox = h.store.layout.keys(0).ledgerOutbox();
+    // The drain read the bet's changes and asked for the replica more than once, never answered.
+    await waitFor('the changes read, the replica asked again and again', async () => {
+      const [pending] = (await h.redis.xpending(outbox, 'ledger')) as [number];
+      return pending >= 2 && (await waitCalls()) > waitsBefore + 2;
+    }, 30_000);
+    expect(await changes(bet.transactionId)).toBe(0);
+
+    await replicaBack();
+    await waitFor('the claim and the settle in the ledger', async () => (await changes(bet.transactionId)) === 2, 30_000);
+  } finally {
+    await h?.close();
+    h = undefined;
+    await db.end();
+    await ledger.close();
+  }
 });
