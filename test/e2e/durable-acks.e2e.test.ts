@@ -76,6 +76,7 @@ it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing s
   const refused = await engine(h, `/sessions/${sessionId}/bet`, lateBet);
   expect({ status: refused.status, code: codeOf(refused) }).toEqual({ status: 503, code: 'NOT_DURABLE' });
   expect(sent(h, 'debit', lateBet.transaction_id)).toBe(0);
+  const refusedRecord = (await h.transactions.get(lateBet.transaction_id))!;
 
   await replica.start();
   await primary.waitForReplicas(1);
@@ -87,6 +88,9 @@ it('answers once a replica acknowledged; NOT_DURABLE without one, with nothing s
   expect({ status: betAgain.status, state: (betAgain.body as { state: string }).state }).toEqual({ status: 200, state: 'succeeded' });
   expect(sent(h, 'debit', lateBet.transaction_id)).toBe(1);
   expect(h.sim.ledger.appliedCount(lateBet.transaction_id)).toBe(1);
+  // The same record claimed again keeps its first claim's time (the ledger names a record by its id
+  // and creation time, and goes on numbering its changes).
+  expect((await h.transactions.get(lateBet.transaction_id))!.createdAt).toBe(refusedRecord.createdAt);
 
   // `end` likewise: the ended session is promised only once a replica has it.
   await replica.kill();

@@ -57,14 +57,17 @@ local FIRST_FIELD = 16
 --- @include "includes/ledger-outbox"
 
 local existing = redis.call('HGET', txKey, 'body_hash')
--- A record claimed afresh over a reclaimable one goes on numbering its ledger changes (it is no late repeat).
-local priorChanges = nil
+-- A record claimed afresh over a reclaimable one is the same record: it goes on numbering its
+-- ledger changes and keeps its first claim's time (the ledger names a record by its id and
+-- creation time; it is no late repeat).
+local priorChanges, priorCreatedAt = nil, nil
 if existing then
   if existing ~= bodyHash then return {'conflict'} end
   -- A bet refused unsent because its claim was not durable ("safe to repeat"): claimed afresh. It
   -- gave its round back and left every index when it was refused.
   if redis.call('HGET', txKey, 'reclaim') == '1' then
-    priorChanges = redis.call('HGET', txKey, 'change_no')
+    local prior = redis.call('HMGET', txKey, 'change_no', 'created_at')
+    priorChanges, priorCreatedAt = prior[1], prior[2]
     redis.call('DEL', txKey)
   else
     local rec = redis.call('HGETALL', txKey)
@@ -120,6 +123,10 @@ end
 
 redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
 if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
+if priorCreatedAt then
+  redis.call('HSET', txKey, 'created_at', priorCreatedAt)
+  createdAt = priorCreatedAt
+end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
 indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
