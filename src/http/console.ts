@@ -48,7 +48,7 @@ import {
   transactionsPage,
   type RoundRows,
 } from './console-pages';
-import { ledgerView } from './history';
+import { ledgerRecordView, ledgerView } from './history';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
 
@@ -253,13 +253,14 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
 
   /** A transaction only the ledger holds, as the JSON shows it. */
   const ledgerDetailView = async (held: LedgerHeld, round: readonly SourcedRow[]) => {
-    const [newest, ...earlier] = held.records;
+    // Taken apart so the page's JSON keeps its order: source and actions beside the record's own fields.
+    const { changes, earlier_records, ...newest } = ledgerRecordView(held.records);
     return {
-      ...ledgerView(newest!.transaction),
+      ...newest,
       source: 'ledger',
       actions: 'none: Redis no longer holds this record',
-      changes: newest!.changes.map(ledgerView),
-      earlier_records: earlier.map((r) => ({ ...ledgerView(r.transaction), changes: r.changes.map(ledgerView) })),
+      changes,
+      earlier_records,
       audit: held.audit,
       round: await Promise.all(round.map(sourcedView)),
     };

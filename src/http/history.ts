@@ -7,7 +7,7 @@ import { codedError } from '../lib/error-codes';
 import { jsonNumber } from '../lib/json';
 import { u64 } from '../lib/schemas';
 import type { LedgerDb } from '../ledger/db';
-import { decodeCursor, encodeCursor, lateRepeats, listTransactions, roundHistory, transactionHistory, type LedgerTransaction } from '../ledger/history';
+import { decodeCursor, encodeCursor, lateRepeats, listTransactions, roundHistory, transactionHistory, type LedgerRecord, type LedgerTransaction } from '../ledger/history';
 import type { Logger } from '../observability/logger';
 import { requestIdOf } from './request-id';
 import { sendError, sendJson } from './respond';
@@ -87,6 +87,17 @@ export function ledgerView(t: LedgerTransaction): Record<string, unknown> {
   };
 }
 
+/** A transaction's ledger records (newest first, at least one): the newest with its changes, and the earlier ones beside it. */
+export function ledgerRecordView(records: readonly LedgerRecord[]): Record<string, unknown> {
+  const [newest, ...earlier] = records;
+  return {
+    ...ledgerView(newest!.transaction),
+    changes: newest!.changes.map(ledgerView),
+    // The same id made again after Redis had forgotten the first record (the engine repeated it late).
+    earlier_records: earlier.map((r) => ({ ...ledgerView(r.transaction), changes: r.changes.map(ledgerView) })),
+  };
+}
+
 export function createHistoryRouter(deps: HistoryDeps): Router {
   const router = Router();
 
@@ -128,15 +139,9 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
     const db = ledgerOf(res);
     if (db === undefined) return;
     await read(res, async () => {
-      const [newest, ...earlier] = await transactionHistory(db, query.data.wallet ?? deps.homeWallet, id.data);
-      if (newest === undefined) return sendError(res, errors.transactionNotFound());
-      sendJson(res, 200, {
-        ...ledgerView(newest.transaction),
-        changes: newest.changes.map(ledgerView),
-        // The same id made again after Redis had forgotten the first record (the engine repeated it late).
-        earlier_records: earlier.map((r) => ({ ...ledgerView(r.transaction), changes: r.changes.map(ledgerView) })),
-        source: 'ledger',
-      });
+      const records = await transactionHistory(db, query.data.wallet ?? deps.homeWallet, id.data);
+      if (records.length === 0) return sendError(res, errors.transactionNotFound());
+      sendJson(res, 200, { ...ledgerRecordView(records), source: 'ledger' });
     });
   });
 
