@@ -117,6 +117,21 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
     }
   };
 
+  /** A lookup's id from the path parameter `field` (a refusal names it) and its wallet: `?wallet=`, else the home wallet. */
+  const parseIdAndWallet = (req: Request, res: Response, field: 'transaction_id' | 'round_id'): { id: string; wallet: string } | undefined => {
+    const id = transactionIdParam.safeParse(req.params[field]);
+    if (!id.success) {
+      sendError(res, errors.validation([{ field, message: id.error.issues[0]?.message ?? 'invalid' }]));
+      return undefined;
+    }
+    const query = oneQuery.safeParse(req.query);
+    if (!query.success) {
+      sendError(res, errors.validation(fieldIssues(query.error)));
+      return undefined;
+    }
+    return { id: id.data, wallet: query.data.wallet ?? deps.homeWallet };
+  };
+
   router.get(`${HISTORY_PATH}/transactions`, async (req: Request, res: Response) => {
     const parsed = listQuery.safeParse(req.query);
     if (!parsed.success) return sendError(res, errors.validation(fieldIssues(parsed.error)));
@@ -131,32 +146,27 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
     });
   });
 
-  router.get(`${HISTORY_PATH}/transactions/:id`, async (req: Request, res: Response) => {
-    const id = transactionIdParam.safeParse(req.params.id);
-    const query = oneQuery.safeParse(req.query);
-    if (!id.success) return sendError(res, errors.validation([{ field: 'transaction_id', message: id.error.issues[0]?.message ?? 'invalid' }]));
-    if (!query.success) return sendError(res, errors.validation(fieldIssues(query.error)));
+  router.get(`${HISTORY_PATH}/transactions/:transaction_id`, async (req: Request, res: Response) => {
+    const asked = parseIdAndWallet(req, res, 'transaction_id');
+    if (asked === undefined) return;
     const db = ledgerOf(res);
     if (db === undefined) return;
     await read(res, async () => {
-      const records = await transactionHistory(db, query.data.wallet ?? deps.homeWallet, id.data);
+      const records = await transactionHistory(db, asked.wallet, asked.id);
       if (records.length === 0) return sendError(res, errors.transactionNotFound());
       sendJson(res, 200, { ...ledgerRecordView(records), source: 'ledger' });
     });
   });
 
   router.get(`${HISTORY_PATH}/rounds/:round_id`, async (req: Request, res: Response) => {
-    const roundId = transactionIdParam.safeParse(req.params.round_id);
-    const query = oneQuery.safeParse(req.query);
-    if (!roundId.success) return sendError(res, errors.validation([{ field: 'round_id', message: roundId.error.issues[0]?.message ?? 'invalid' }]));
-    if (!query.success) return sendError(res, errors.validation(fieldIssues(query.error)));
+    const asked = parseIdAndWallet(req, res, 'round_id');
+    if (asked === undefined) return;
     const db = ledgerOf(res);
     if (db === undefined) return;
     await read(res, async () => {
-      const wallet = query.data.wallet ?? deps.homeWallet;
-      const transactions = await roundHistory(db, wallet, roundId.data);
+      const transactions = await roundHistory(db, asked.wallet, asked.id);
       if (transactions.length === 0) return sendError(res, codedError('NOT_FOUND', { message: 'the ledger holds no transaction of this round' }));
-      sendJson(res, 200, { wallet, round_id: roundId.data, transactions: transactions.map(ledgerView), source: 'ledger' });
+      sendJson(res, 200, { wallet: asked.wallet, round_id: asked.id, transactions: transactions.map(ledgerView), source: 'ledger' });
     });
   });
 

@@ -106,6 +106,16 @@ it('refuses bad input with 400 naming the field, and asks for credentials', asyn
   expect((await get('/admin/api/history/transactions?cursor=zzz')).status).toBe(400);
   expect((await get('/admin/api/history/transactions?unknown=1')).status).toBe(400);
   expect((await fetch(`${h.url}/admin/api/history/transactions`)).status).toBe(401);
+  const fieldsOf = async (path: string) => {
+    const res = await get(path);
+    expect(res.status).toBe(400);
+    return (res.body.error as { fields: { field: string }[] }).fields.map((f) => f.field);
+  };
+  const tooLong = 'x'.repeat(300);
+  expect(await fieldsOf(`/admin/api/history/transactions/${tooLong}`)).toEqual(['transaction_id']);
+  expect(await fieldsOf(`/admin/api/history/rounds/${tooLong}`)).toEqual(['round_id']);
+  expect(await fieldsOf(`/admin/api/history/transactions/${made[0]!.id}?wallet=Not_A_Wallet`)).toEqual(['wallet']);
+  expect(await fieldsOf(`/admin/api/history/rounds/${made[0]!.round}?unknown=1`)).toEqual(['unknown']);
 });
 
 it('answers GET /engine/v1/transactions/{id} from the ledger once Redis has forgotten the record', async () => {
