@@ -1,6 +1,5 @@
 import { openLedgerDb, type LedgerDb } from '../../src/ledger/db';
-import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
+import { proxiedLedgerDb, type ProxiedLedgerDb } from '../support/ledger-db';
 
 /**
  * The ledger's connection dropped while a client is checked out of the pool (a batch's transaction
@@ -8,20 +7,16 @@ import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
  * soak's cut of the ledger's connection found workers ended by it instead: node-postgres reports the
  * drop as an 'error' event on that client, and a checked-out client had no listener.
  */
-let ledger: TestLedgerDb;
-let proxy: TcpProxy;
+let ledger: ProxiedLedgerDb;
 let db: LedgerDb;
 
 beforeAll(async () => {
-  ledger = await testLedgerDb();
-  const via = await proxyFor(ledger.url);
-  proxy = via.proxy;
-  db = openLedgerDb(via.url, { max: 2 });
+  ledger = await proxiedLedgerDb();
+  db = openLedgerDb(ledger.url, { max: 2 });
 }, 60_000);
 
 afterAll(async () => {
   await db?.end();
-  await proxy?.close();
   await ledger?.close();
 });
 
@@ -29,11 +24,11 @@ it('fails the statement of a checked-out client whose connection drops, and the 
   const client = await db.connect();
   await client.query('BEGIN');
   const inFlight = client.query('SELECT pg_sleep(1)');
-  proxy.cut();
+  ledger.proxy.cut();
   await expect(inFlight).rejects.toThrow(/Connection terminated unexpectedly|ECONNRESET/);
   await expect(client.query('SELECT 1')).rejects.toThrow();
   client.release(new Error('connection dropped'));
-  proxy.restore();
+  ledger.proxy.restore();
   const { rows } = await db.query<{ one: number }>('SELECT 1 AS one');
   expect(rows).toEqual([{ one: 1 }]);
 });

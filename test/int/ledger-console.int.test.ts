@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '../../src/lib/wait-for';
 import type { TransactionRecord } from '../../src/store/types';
-import type { RunningWorker } from '../../workers/worker';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
-import { startHarness, type Harness, type Player } from '../support/worker-harness';
+import { ledgerHarness, type LedgerHarness } from '../support/ledger-db';
+import type { Harness, Player } from '../support/worker-harness';
 
 /**
  * The money console past Redis's retention (contract 12): the transaction, round and player pages
@@ -12,10 +10,8 @@ import { startHarness, type Harness, type Player } from '../support/worker-harne
  * row; a ledger-only record offers no actions; the ledger away leaves the pages showing what Redis
  * holds, saying the ledger did not answer; the late repeats page lists ids exactly.
  */
-let ledger: TestLedgerDb;
-let proxy: TcpProxy;
+let ledger: LedgerHarness;
 let h: Harness;
-let worker: RunningWorker;
 let alice: Player;
 
 const AUTH = { authorization: `Basic ${Buffer.from('ops:ops-password').toString('base64')}` };
@@ -54,22 +50,16 @@ async function forget(id: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  ledger = await testLedgerDb();
-  const behind = await proxyFor(ledger.url);
-  proxy = behind.proxy;
-  h = await startHarness({ label: 'ledger-console', env: { DATABASE_URL: behind.url, ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
-  worker = await h.startWorker();
-  await worker.ledger!.ready;
+  ledger = await ledgerHarness({ label: 'ledger-console', env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
+  h = ledger.h;
   alice = await h.newPlayer();
 }, 90_000);
 
 afterAll(async () => {
-  await h?.close();
-  await proxy?.close();
   await ledger?.close();
 });
 
-afterEach(() => proxy.restore());
+afterEach(() => ledger.proxy.restore());
 
 it('shows a transaction Redis forgot from the ledger, every change, saying so, with no actions', async () => {
   const { bet, winId } = await settledRound(alice, '7.25', '0.10');
@@ -143,7 +133,7 @@ it("shows a player's rounds Redis forgot from the ledger, each row naming its so
 it('renders what Redis holds when the ledger does not answer, saying so (no 500)', async () => {
   const { bet, winId } = await settledRound(alice, '5.00', '1.00');
   await forget(bet.transactionId);
-  proxy.cut();
+  ledger.proxy.cut();
   const page = await get(`/admin/tx?id=${winId}&wallet=default`);
   expect(page.status).toBe(200);
   expect(page.text).toContain('data-ledger="unavailable"');

@@ -1,16 +1,14 @@
 import { waitFor } from '../../src/lib/wait-for';
 import { parseCsvLine } from '../support/csv';
-import type { RunningWorker } from '../../workers/worker';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { startHarness, type Harness, type Player } from '../support/worker-harness';
+import { ledgerHarness, type LedgerHarness } from '../support/ledger-db';
+import type { Harness, Player } from '../support/worker-harness';
 
 /**
  * The ledger's history API (contract 12): filters, keyset pagination newest first, one transaction
  * with every change, a round's transactions; amounts and ids exact in the JSON text itself.
  */
-let ledger: TestLedgerDb;
+let ledger: LedgerHarness;
 let h: Harness;
-let worker: RunningWorker;
 let alice: Player;
 let bob: Player;
 const made: { id: string; player: Player; kind: string; round: string }[] = [];
@@ -26,10 +24,8 @@ async function get(path: string): Promise<{ status: number; text: string; body: 
 type Row = { transaction_id: string; kind: string; state: string; created_at: string; wallet: string; change_no: number };
 
 beforeAll(async () => {
-  ledger = await testLedgerDb();
-  h = await startHarness({ label: 'ledger-history', env: { DATABASE_URL: ledger.url, ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
-  worker = await h.startWorker();
-  await worker.ledger!.ready;
+  ledger = await ledgerHarness({ label: 'ledger-history', env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'ops-password' } });
+  h = ledger.h;
   alice = await h.newPlayer();
   bob = await h.newPlayer();
   for (const [player, amount] of [[alice, '1.10'], [bob, '2.20'], [alice, '3.30'], [bob, '0.05']] as const) {
@@ -46,7 +42,6 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await h?.close();
   await ledger?.close();
 });
 

@@ -1,44 +1,29 @@
-import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
-import { openLedgerDb } from '../../src/ledger/db';
-import type { RunningWorker } from '../../workers/worker';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { proxyFor, type TcpProxy } from '../../src/lib/tcp-proxy';
-import { startHarness, type Harness, type Player } from '../support/worker-harness';
+import { ledgerHarness, type LedgerHarness } from '../support/ledger-db';
+import type { Harness, Player } from '../support/worker-harness';
 
 /**
  * PostgreSQL away (contract 12): engines see no difference, the outbox grows, /readyz stays 200
  * naming the lag, /metrics shows it; once PostgreSQL answers again every change lands once, in order.
  */
-let ledger: TestLedgerDb;
-let proxy: TcpProxy;
-let db: Pool;
+let ledger: LedgerHarness;
 let h: Harness;
-let worker: RunningWorker;
 let player: Player;
 
 beforeAll(async () => {
-  ledger = await testLedgerDb();
-  const via = await proxyFor(ledger.url);
-  proxy = via.proxy;
-  db = openLedgerDb(ledger.url, { max: 2 });
-  h = await startHarness({ label: 'ledger-outage', env: { DATABASE_URL: via.url } });
-  worker = await h.startWorker();
-  await worker.ledger!.ready;
+  ledger = await ledgerHarness({ label: 'ledger-outage' });
+  h = ledger.h;
   player = await h.newPlayer();
 }, 60_000);
 
 afterAll(async () => {
-  await h?.close();
-  await db?.end();
-  await proxy?.close();
   await ledger?.close();
 });
 
 const outboxLength = (): Promise<number> => h.redis.xlen(h.store.layout.keys(0).ledgerOutbox());
 
 it('keeps the money path as it is while PostgreSQL is away, then drains every change once, in order', async () => {
-  proxy.cut();
+  ledger.proxy.cut();
   const bets = [];
   for (let i = 0; i < 5; i += 1) bets.push(await h.bet(player, `1.0${i}`));
   expect(bets.every((b) => b.state === 'succeeded')).toBe(true);
@@ -53,10 +38,10 @@ it('keeps the money path as it is while PostgreSQL is away, then drains every ch
   expect(metrics).toMatch(/^ledger_outbox_length [1-9][0-9]*$/m);
   expect(metrics).toMatch(/^ledger_lag_seconds [0-9.e+-]+$/m);
 
-  proxy.restore();
+  ledger.proxy.restore();
   await waitFor('the outbox drained after the outage', async () => ((await outboxLength()) === 0 ? true : undefined), 30_000);
   for (const bet of bets) {
-    const { rows } = await db.query<{ change_no: number; state: string; amount: string }>(
+    const { rows } = await ledger.db.query<{ change_no: number; state: string; amount: string }>(
       'SELECT change_no, state, amount::text FROM ledger_changes WHERE transaction_id = $1 ORDER BY change_no',
       [bet.transactionId],
     );

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'pg';
 import { waitFor } from '../../src/lib/wait-for';
-import { openLedgerDb } from '../../src/ledger/db';
+import type { LedgerDb } from '../../src/ledger/db';
 import { LEDGER_GROUP } from '../../src/ledger/drain';
 import { migrate } from '../../src/ledger/migrate';
 import { rowOf, type ChangeRow } from '../../src/ledger/rows';
@@ -12,15 +11,15 @@ import { writeBatch } from '../../src/ledger/writer';
 import { walletLayout } from '../../src/registry/wallet-layout';
 import { Code } from '../../src/wallet/codes';
 import type { RunningWorker } from '../../workers/worker';
-import { testLedgerDb, type TestLedgerDb } from '../support/ledger-db';
-import { newId, startHarness, type Harness, type Player } from '../support/worker-harness';
+import { ledgerHarness, type LedgerHarness } from '../support/ledger-db';
+import { newId, type Harness, type Player } from '../support/worker-harness';
 
 /**
  * The ledger's outbox (contract 12): every record change goes to the shard's outbox in the Lua
  * step that makes it, and workers drain it into PostgreSQL exactly once per change.
  */
-let ledger: TestLedgerDb;
-let db: Pool;
+let ledger: LedgerHarness;
+let db: LedgerDb;
 let h: Harness;
 let worker: RunningWorker;
 let player: Player;
@@ -42,17 +41,12 @@ const changesOf = async (id: string): Promise<Change[]> =>
 const outboxKey = (): string => h.store.layout.keys(0).ledgerOutbox();
 
 beforeAll(async () => {
-  ledger = await testLedgerDb();
-  db = openLedgerDb(ledger.url, { max: 2 });
-  h = await startHarness({ label: 'ledger', env: { DATABASE_URL: ledger.url, LEDGER_CLAIM_IDLE_MS: '500' } });
-  worker = await h.startWorker();
-  await worker.ledger!.ready;
+  ledger = await ledgerHarness({ label: 'ledger', env: { LEDGER_CLAIM_IDLE_MS: '500' } });
+  ({ h, worker, db } = ledger);
   player = await h.newPlayer();
 }, 60_000);
 
 afterAll(async () => {
-  await h?.close();
-  await db?.end();
   await ledger?.close();
 });
 
