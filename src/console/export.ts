@@ -75,9 +75,15 @@ const LEDGER_COLUMNS = ['engine_request_id'] as const;
 
 type Row = Record<string, string>;
 
-function rowOf(wallet: string, r: TransactionRecord): Row {
+/** A row's columns in the ledger's names; Redis's record gives its reference and update time under them. */
+type RowSource = Pick<
+  LedgerTransaction,
+  'wallet' | 'transactionId' | 'kind' | 'state' | 'resolution' | 'amount' | 'currency' | 'playerId' | 'siteId' | 'sessionId' | 'roundId' | 'walletRoundId' | 'referenceId' | 'isCompensation' | 'attempts' | 'lastWalletCode' | 'createdAt'
+> & { readonly updatedAt: number };
+
+function rowOf(r: RowSource): Row {
   return {
-    wallet,
+    wallet: r.wallet,
     transaction_id: r.transactionId,
     kind: r.kind,
     state: r.state,
@@ -89,7 +95,7 @@ function rowOf(wallet: string, r: TransactionRecord): Row {
     session_id: r.sessionId,
     round_id: r.roundId,
     wallet_round_id: r.walletRoundId,
-    reference_transaction_id: r.referenceTransactionId ?? '',
+    reference_transaction_id: r.referenceId ?? '',
     is_compensation: r.isCompensation ? 'true' : 'false',
     attempts: String(r.attempts),
     last_wallet_code: r.lastWalletCode === null ? '' : String(r.lastWalletCode),
@@ -98,29 +104,9 @@ function rowOf(wallet: string, r: TransactionRecord): Row {
   };
 }
 
-function ledgerRowOf(t: LedgerTransaction): Row {
-  return {
-    wallet: t.wallet,
-    transaction_id: t.transactionId,
-    kind: t.kind,
-    state: t.state,
-    resolution: t.resolution ?? '',
-    amount: t.amount,
-    currency: t.currency,
-    player_id: t.playerId,
-    site_id: t.siteId,
-    session_id: t.sessionId,
-    round_id: t.roundId,
-    wallet_round_id: t.walletRoundId,
-    reference_transaction_id: t.referenceId ?? '',
-    is_compensation: t.isCompensation ? 'true' : 'false',
-    attempts: String(t.attempts),
-    last_wallet_code: t.lastWalletCode === null ? '' : String(t.lastWalletCode),
-    created_at: new Date(t.createdAt).toISOString(),
-    updated_at: new Date(t.changedAt).toISOString(),
-    engine_request_id: t.engineRequestId ?? '',
-  };
-}
+const redisRowOf = (wallet: string, r: TransactionRecord): Row => rowOf({ ...r, wallet, referenceId: r.referenceTransactionId });
+
+const ledgerRowOf = (t: LedgerTransaction): Row => ({ ...rowOf({ ...t, updatedAt: t.changedAt }), engine_request_id: t.engineRequestId ?? '' });
 
 /** One wallet's ledger rows in the window, a page at a time (keyset, newest first). */
 async function* ledgerPages(db: LedgerDb, wallet: string, q: ExportQuery): AsyncGenerator<Row[]> {
@@ -178,35 +164,62 @@ async function statusColumns(deps: ExportWallet, r: TransactionRecord, pace: () 
   return { wallet_status: 'unknown', wallet_code: '' };
 }
 
+/** How an export's rows are written: its content type, what comes before the rows, each row, and what comes after. */
+interface ExportFormat {
+  readonly contentType: string;
+  head(columns: readonly string[]): string;
+  row(columns: readonly string[], row: Row, first: boolean): string;
+  readonly tail: string;
+}
+
+export const EXPORT_FORMATS: Readonly<Record<ExportQuery['format'], ExportFormat>> = {
+  csv: {
+    contentType: 'text/csv; charset=utf-8',
+    head: (columns) => csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))),
+    row: (columns, row) => csvLine(columns, row),
+    tail: '',
+  },
+  json: {
+    contentType: 'application/json; charset=utf-8',
+    head: () => '[',
+    row: (_columns, row, first) => `${first ? '' : ','}\n${JSON.stringify(row)}`,
+    tail: '\n]\n',
+  },
+};
+
+/** One wallet's rows in the window, a page at a time: from the ledger, or Redis's records (with their fresh status when asked). */
+async function* walletRows(deps: ExportDeps, w: ExportWallet, q: ExportQuery, pace: () => Promise<void>): AsyncGenerator<Row[]> {
+  if (q.source === 'ledger') {
+    if (deps.ledgerDb === undefined) throw new Error('an export from the ledger needs DATABASE_URL');
+    yield* ledgerPages(deps.ledgerDb, w.id, q);
+    return;
+  }
+  for await (const records of recordsCreatedIn(w.redis, w.layout, q.from, q.to)) {
+    const rows: Row[] = [];
+    for (const r of records) {
+      if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;
+      rows.push(q.withStatus ? { ...redisRowOf(w.id, r), ...(await statusColumns(w, r, pace)) } : redisRowOf(w.id, r));
+    }
+    yield rows;
+  }
+}
+
 /** The export's text, chunk by chunk (one chunk per page of records). */
 export async function* exportChunks(deps: ExportDeps, q: ExportQuery): AsyncGenerator<string> {
   const columns = q.withStatus ? [...EXPORT_COLUMNS, ...STATUS_COLUMNS] : q.source === 'ledger' ? [...EXPORT_COLUMNS, ...LEDGER_COLUMNS] : [...EXPORT_COLUMNS];
+  const format = EXPORT_FORMATS[q.format];
   const pace = pacer(deps.statusPerSecond);
   let first = true;
-  yield q.format === 'csv' ? csvLine(columns, Object.fromEntries(columns.map((c) => [c, c]))) : '[';
+  yield format.head(columns);
   for (const w of deps.wallets) {
-    if (q.source === 'ledger') {
-      if (deps.ledgerDb === undefined) throw new Error('an export from the ledger needs DATABASE_URL');
-      for await (const rows of ledgerPages(deps.ledgerDb, w.id, q)) {
-        let chunk = '';
-        for (const row of rows) {
-          chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
-          first = false;
-        }
-        yield chunk;
-      }
-      continue;
-    }
-    for await (const records of recordsCreatedIn(w.redis, w.layout, q.from, q.to)) {
+    for await (const rows of walletRows(deps, w, q, pace)) {
       let chunk = '';
-      for (const r of records) {
-        if ((q.playerId !== undefined && r.playerId !== q.playerId) || (q.siteId !== undefined && r.siteId !== q.siteId)) continue;
-        const row = q.withStatus ? { ...rowOf(w.id, r), ...(await statusColumns(w, r, pace)) } : rowOf(w.id, r);
-        chunk += q.format === 'csv' ? csvLine(columns, row) : `${first ? '' : ','}\n${JSON.stringify(row)}`;
+      for (const row of rows) {
+        chunk += format.row(columns, row, first);
         first = false;
       }
       if (chunk !== '') yield chunk;
     }
   }
-  if (q.format === 'json') yield '\n]\n';
+  if (format.tail !== '') yield format.tail;
 }

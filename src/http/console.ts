@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { recheckAction, redriveAction, resolveAction, type ActionDeps, type ActionResult, type Actor } from '../console/actions';
-import { exportChunks, type ExportDeps } from '../console/export';
+import { EXPORT_FORMATS, exportChunks, type ExportDeps } from '../console/export';
 import {
   bigWins,
   listTransactions,
@@ -473,7 +473,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
     if (q.source === 'ledger' && deps.exports.ledgerDb === undefined) return sendError(res, codedError('NOT_FOUND', { message: 'no ledger: DATABASE_URL is unset, so history is kept in Redis only' }));
     logger.info({ admin_user: res.locals.adminUser as string, action: 'export', source: q.source, wallet: q.wallet ?? null, from: q.from, to: q.to, format: q.format, request_id: requestIdOf(res) }, 'admin action');
     const name = `transactions-${q.wallet === undefined ? '' : `${q.wallet}-`}${new Date(q.from).toISOString().slice(0, 19).replace(/:/g, '')}.${q.format}`;
-    res.status(200).set('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8').set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store');
+    res.status(200).set('Content-Type', EXPORT_FORMATS[q.format].contentType).set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store');
     const chunks = exportChunks({ ...deps.exports, wallets: exported }, { from: q.from, to: q.to, playerId: q.player_id, siteId: q.site_id, withStatus: q.status === '1', format: q.format, source: q.source });
     for await (const chunk of chunks) {
       if (res.destroyed) return;

@@ -278,6 +278,9 @@ describe('reconciliation export', () => {
   it('streams JSON too, and refuses a window without its ends', async () => {
     await request(h.url).get('/admin/api/export').set('Authorization', auth).expect(400);
     const res = await request(h.url).get('/admin/api/export').query({ from: '0', to: String(Date.now()), format: 'json' }).set('Authorization', auth).expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['content-disposition']).toMatch(/\.json"$/);
+    expect(res.text).toMatch(/^\[(\n\{.*\},)*(\n\{.*\})?\n\]\n$/);
     expect(Array.isArray(JSON.parse(res.text))).toBe(true);
   });
 });
