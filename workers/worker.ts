@@ -364,6 +364,7 @@ async function openWorker(deps: WorkerDeps, logger: Logger, closers: Closers): P
         retire(walletLanes.get(entry.id)!, true);
         walletLanes.delete(entry.id);
       }
+      // Before any lane opens: a new lane's concurrency is its share of the new registry's wallets (perLane).
       registry = plan.next;
       for (const entry of plan.changed) {
         // The new lane takes the next jobs; the old one finishes the jobs in hand, then closes.

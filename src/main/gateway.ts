@@ -198,6 +198,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, options: Gatew
       }
       for (const entry of plan.changed) {
         // Replaced (but its queues): the calls in flight finish on the old client, the next call takes the new one.
+        // Retired before the new one opens: retire finds a wallet's closers by its id, which the new one takes.
         retire(entry.id, false);
         openWallet(entry, undefined);
       }
