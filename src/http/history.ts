@@ -101,16 +101,12 @@ export function ledgerRecordView(records: readonly LedgerRecord[]): Record<strin
 export function createHistoryRouter(deps: HistoryDeps): Router {
   const router = Router();
 
-  /** The ledger, or an answer saying there is none. */
-  const ledgerOf = (res: Response): LedgerDb | undefined => {
-    if (deps.db === undefined) sendError(res, codedError('NOT_FOUND', { message: 'no ledger: DATABASE_URL is unset, so history is kept in Redis only' }));
-    return deps.db;
-  };
-
-  /** Runs a read; PostgreSQL down or slow is a 503 naming the ledger, never a 500. */
-  const read = async (res: Response, run: () => Promise<void>): Promise<void> => {
+  /** Runs a read of the ledger: none kept is a 404 saying so; PostgreSQL down or slow is a 503 naming the ledger, never a 500. */
+  const read = async (res: Response, run: (db: LedgerDb) => Promise<void>): Promise<void> => {
+    const db = deps.db;
+    if (db === undefined) return sendError(res, codedError('NOT_FOUND', { message: 'no ledger: DATABASE_URL is unset, so history is kept in Redis only' }));
     try {
-      await run();
+      await run(db);
     } catch (err) {
       deps.logger.warn({ err, request_id: requestIdOf(res) }, 'ledger read failed');
       sendError(res, codedError('LEDGER_UNAVAILABLE'));
@@ -138,9 +134,7 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
     const { cursor: cursorText, limit, wallet, player_id, site_id, round_id, state, kind, from, to } = parsed.data;
     const cursor = cursorText === undefined ? undefined : decodeCursor(cursorText);
     if (cursorText !== undefined && cursor === undefined) return sendError(res, errors.validation([{ field: 'cursor', message: 'must be a cursor this API returned' }]));
-    const db = ledgerOf(res);
-    if (db === undefined) return;
-    await read(res, async () => {
+    await read(res, async (db) => {
       const page = await listTransactions(db, { wallet, playerId: player_id, siteId: site_id, roundId: round_id, state, kind, from, to }, cursor, limit);
       sendJson(res, 200, { transactions: page.transactions.map(ledgerView), next_cursor: page.next === null ? null : encodeCursor(page.next), limit, source: 'ledger' });
     });
@@ -149,9 +143,7 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
   router.get(`${HISTORY_PATH}/transactions/:transaction_id`, async (req: Request, res: Response) => {
     const asked = parseIdAndWallet(req, res, 'transaction_id');
     if (asked === undefined) return;
-    const db = ledgerOf(res);
-    if (db === undefined) return;
-    await read(res, async () => {
+    await read(res, async (db) => {
       const records = await transactionHistory(db, asked.wallet, asked.id);
       if (records.length === 0) return sendError(res, errors.transactionNotFound());
       sendJson(res, 200, { ...ledgerRecordView(records), source: 'ledger' });
@@ -161,9 +153,7 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
   router.get(`${HISTORY_PATH}/rounds/:round_id`, async (req: Request, res: Response) => {
     const asked = parseIdAndWallet(req, res, 'round_id');
     if (asked === undefined) return;
-    const db = ledgerOf(res);
-    if (db === undefined) return;
-    await read(res, async () => {
+    await read(res, async (db) => {
       const transactions = await roundHistory(db, asked.wallet, asked.id);
       if (transactions.length === 0) return sendError(res, codedError('NOT_FOUND', { message: 'the ledger holds no transaction of this round' }));
       sendJson(res, 200, { wallet: asked.wallet, round_id: asked.id, transactions: transactions.map(ledgerView), source: 'ledger' });
@@ -173,9 +163,7 @@ export function createHistoryRouter(deps: HistoryDeps): Router {
   router.get(`${HISTORY_PATH}/late-repeats`, async (req: Request, res: Response) => {
     const query = repeatsQuery.safeParse(req.query);
     if (!query.success) return sendError(res, errors.validation(fieldIssues(query.error)));
-    const db = ledgerOf(res);
-    if (db === undefined) return;
-    await read(res, async () => {
+    await read(res, async (db) => {
       const found = await lateRepeats(db, query.data.wallet, query.data.limit);
       sendJson(res, 200, {
         late_repeats: found.map((r) => ({

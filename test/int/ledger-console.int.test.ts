@@ -151,6 +151,12 @@ it('renders what Redis holds when the ledger does not answer, saying so (no 500)
   expect(forgotten.status).toBe(503);
   expect(forgotten.text).toContain('the ledger (PostgreSQL) did not answer');
   expect((await json(`/admin/api/transactions/${bet.transactionId}`)).body.error).toMatchObject({ code: 'LEDGER_UNAVAILABLE' });
+  // The history API reads only the ledger: 503 naming it, never a 500.
+  for (const path of ['/admin/api/history/transactions', `/admin/api/history/transactions/${bet.transactionId}`]) {
+    const history = await json(path);
+    expect(history.status).toBe(503);
+    expect(history.body.error).toMatchObject({ code: 'LEDGER_UNAVAILABLE' });
+  }
 });
 
 it('lists late repeats on their own console page, linked from the navigation, ids exact and escaped', async () => {

@@ -84,6 +84,17 @@ describe('refusals', () => {
   });
 });
 
+describe('without a ledger', () => {
+  it('answers the history API 404 saying no ledger is kept, after checking its input', async () => {
+    for (const path of ['/admin/api/history/transactions', '/admin/api/history/transactions/x', '/admin/api/history/rounds/r?wallet=default']) {
+      const res = await request(h.url).get(path).set('Authorization', auth).expect(404);
+      expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('no ledger: DATABASE_URL is unset') });
+    }
+    const bad = await request(h.url).get('/admin/api/history/rounds/r?wallet=Not_A_Wallet').set('Authorization', auth).expect(400);
+    expect(bad.body.error.fields).toEqual([expect.objectContaining({ field: 'wallet' })]);
+  });
+});
+
 describe('resolve', () => {
   it('resolves a dead win once, without a wallet call, releasing its token and round, with an audit entry', async () => {
     const { sessionId } = await launch(h);
