@@ -13,6 +13,7 @@ import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
 import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
+import { serverEnv, simulatorEnv } from './env';
 import { LoadTally, SLOW_MS, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
 import { cpuMicros, cpuTime, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
@@ -20,7 +21,6 @@ import { summariseAllocations, summariseProfiles } from './profile';
 import { BoxWatch, explainStalls, readRedisEvents, readStallMonitor, watchRedis } from './stalls';
 import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type LedgerSide, type WorkerResult } from './report';
 import {
-  CREDENTIALS,
   Ids,
   PlacedQueue,
   authenticateBody,
@@ -105,14 +105,7 @@ interface Sim {
 
 async function startSim(options: BenchOptions, tlsFiles?: { cert: string; key: string }): Promise<Sim> {
   const port = await freePort();
-  const env: Record<string, string> = {
-    SIM_PORT: String(port),
-    SIM_HOST: '127.0.0.1',
-    SIM_START_BALANCE: '1000000000.00',
-    WALLET_BASIC_USER: CREDENTIALS.basicUser,
-    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
-  };
+  const env = simulatorEnv(port);
   if (tlsFiles) Object.assign(env, { SIM_TLS_CERT: tlsFiles.cert, SIM_TLS_KEY: tlsFiles.key });
   const s = await service(tlsFiles ? 'simulator (TLS)' : 'simulator', ['--import', 'tsx', SIM_ENTRY], env, options);
   const url = `${tlsFiles ? 'https' : 'http'}://127.0.0.1:${port}`;
@@ -307,17 +300,8 @@ async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
 
 function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, options: BenchOptions): Record<string, string> {
   return {
-    PORT: String(port),
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: sim.url,
-    WALLET_BASIC_USER: CREDENTIALS.basicUser,
-    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
+    ...serverEnv({ port, redisUrl, prefix, walletUrl: sim.url, processes: options.processes }),
     WALLET_TLS_INSECURE: String(sim.url.startsWith('https:')),
-    PROVIDER_ID: CREDENTIALS.providerId,
-    ENGINE_API_KEY: CREDENTIALS.engineKey,
-    GATEWAY_PROCESSES: String(options.processes),
     RETRY_DELAY_UNIT: 'ms',
     LOG_LEVEL: options.logLevel,
     NODE_ENV: 'production',
