@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, constants as osConstants, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -57,12 +57,17 @@ const cleanups: (() => Promise<void>)[] = [];
 function onCleanup(fn: () => Promise<void>): void {
   cleanups.push(fn);
 }
-async function cleanupAll(): Promise<void> {
-  while (cleanups.length > 0) {
-    const fn = cleanups.pop() as () => Promise<void>;
-    await fn().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
-  }
-  await setupAgent.close();
+let cleaning: Promise<void> | undefined;
+/** Runs every cleanup once, newest first; a second call (a signal during the normal end) waits for the same. */
+function cleanupAll(): Promise<void> {
+  cleaning ??= (async () => {
+    while (cleanups.length > 0) {
+      const fn = cleanups.pop() as () => Promise<void>;
+      await fn().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
+    }
+    await setupAgent.close();
+  })();
+  return cleaning;
 }
 
 function log(line: string): void {
@@ -761,6 +766,10 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
 // --- the ledger: bets with it off and on ------------------------------------------------------
 
 const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The bench's throwaway databases: `wgw_bench_<pid>_<ms since 1970>`. */
+const BENCH_DATABASE = /^wgw_bench_\d+_(\d+)$/;
+/** A throwaway database this old was left by a bench that never got to drop it (killed hard). */
+const LEFTOVER_DATABASE_AGE_MS = 60 * 60 * 1000;
 /** Alternating slices of the ledger's A/B (see ledgerCase), and its fixed rate: this share of the saturated rate without a ledger. */
 const LEDGER_SLICES = 6;
 const LEDGER_RATE_SHARE = 0.5;
@@ -779,13 +788,9 @@ async function ledgerDatabase(tmp: string): Promise<{ url: string; where: string
     return { url: embedded.url, where: 'embedded PostgreSQL (PGlite)' };
   }
   const name = `wgw_bench_${process.pid}_${Date.now()}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  // Registered first: a signal while the database is made still drops it.
   onCleanup(async () => {
-    const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+    const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL, connectionTimeoutMillis: 5000 });
     await c.connect();
     try {
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -793,7 +798,30 @@ async function ledgerDatabase(tmp: string): Promise<{ url: string; where: string
       await c.end();
     }
   });
+  try {
+    await dropLeftoverDatabases(admin);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
   return { url: ADMIN_DATABASE_URL.replace(/\/postgres$/, `/${name}`), where: 'PostgreSQL at 127.0.0.1:5432 (a throwaway database)' };
+}
+
+/**
+ * Drops the bench's throwaway databases made over an hour ago (by their name's time): what a bench
+ * killed without its cleanup (SIGKILL, the machine stopped) left. Nothing but that name is touched,
+ * and without FORCE: a database that still has a connection is in use, not left over.
+ */
+async function dropLeftoverDatabases(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'wgw\\_bench\\_%'");
+  for (const { datname } of rows) {
+    const made = Number(BENCH_DATABASE.exec(datname)?.[1]);
+    if (!Number.isFinite(made) || Date.now() - made < LEFTOVER_DATABASE_AGE_MS) continue;
+    await admin.query(`DROP DATABASE IF EXISTS ${datname}`).then(
+      () => log(`dropped ${datname}, left by an earlier bench`),
+      (err: unknown) => log(`kept ${datname}, left by an earlier bench: ${(err as Error).message}`),
+    );
+  }
 }
 
 /**
@@ -1067,6 +1095,8 @@ async function main(): Promise<void> {
 
   // One failing part is reported and the rest still runs.
   const part = async (name: string, work: () => Promise<void>): Promise<void> => {
+    // After a signal the cleanup owns what runs: start nothing more.
+    if (interrupted) return;
     try {
       await work();
     } catch (err) {
@@ -1126,10 +1156,17 @@ async function main(): Promise<void> {
 
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  // `on`, not `once`: a second signal (a second Ctrl-C, a wrapper relaying one) must not end the
+  // process before the cleanup has stopped every child and dropped the throwaway database (with
+  // no listener left, tsx's preflight would end it at once).
+  process.on(signal, () => {
+    if (interrupted) {
+      log(`${signal}: still stopping`);
+      return;
+    }
     interrupted = true;
     log(`${signal}: stopping every child`);
-    void cleanupAll().then(() => process.exit(130));
+    void cleanupAll().then(() => process.exit(128 + osConstants.signals[signal]));
   });
 }
 
