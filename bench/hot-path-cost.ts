@@ -8,10 +8,11 @@ import { Child, baseEnv } from '../src/lib/child';
 import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
 import { waitFor } from '../src/lib/wait-for';
+import { serverEnv, simulatorEnv } from './env';
 import { runLoad } from './load';
 import { cpuMicros } from './proc';
 import { summariseProfiles } from './profile';
-import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders, type EngineOp } from './requests';
+import { Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders, type EngineOp } from './requests';
 
 /**
  * An A/B of the gateway process's CPU per request between two builds, in one interleaved run:
@@ -86,19 +87,11 @@ interface Side {
   readonly redisMicros: Record<string, number[]>;
 }
 
-function serverEnv(port: number, prefix: string, simUrl: string, redisUrl: string): Record<string, string> {
+/** One process; a build outside this tree finds its packages here. */
+function sideEnv(port: number, prefix: string, simUrl: string, redisUrl: string): Record<string, string> {
   return {
     NODE_PATH: resolve(ROOT, 'node_modules'),
-    PORT: String(port),
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: simUrl,
-    WALLET_BASIC_USER: CREDENTIALS.basicUser,
-    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
-    PROVIDER_ID: CREDENTIALS.providerId,
-    ENGINE_API_KEY: CREDENTIALS.engineKey,
-    GATEWAY_PROCESSES: '1',
+    ...serverEnv({ port, redisUrl, prefix, walletUrl: simUrl, processes: 1 }),
     LOG_LEVEL: 'info',
     NODE_ENV: 'production',
   };
@@ -128,7 +121,7 @@ async function startSide(label: 'A' | 'B', entry: string, simUrl: string, redisU
   const sampler = sampleDir === undefined ? [] : ['--require', join(ROOT, 'bench', 'sampler.cjs')];
   const child = await service(`gateway ${label}`, [...sampler, resolve(ROOT, entry)], {
     ...(sampleDir === undefined ? {} : { BENCH_SAMPLE: 'cpu', BENCH_SAMPLE_DIR: sampleDir }),
-    ...serverEnv(port, `hotpath-${label}`, simUrl, redisUrl),
+    ...sideEnv(port, `hotpath-${label}`, simUrl, redisUrl),
   });
   const url = `http://127.0.0.1:${port}`;
   await healthy(`gateway ${label}`, url, child);
@@ -159,7 +152,7 @@ async function startReference(simUrl: string, redisUrl: string): Promise<Side> {
   } finally {
     redis.disconnect();
   }
-  const child = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], serverEnv(port, prefix, simUrl, redisUrl));
+  const child = await service('reference server', ['--import', 'tsx', 'bench/reference-server.ts'], sideEnv(port, prefix, simUrl, redisUrl));
   const url = `http://127.0.0.1:${port}`;
   await healthy('reference server', url, child);
   return newSide('reference', url, child, sessions);
@@ -205,14 +198,7 @@ async function main(): Promise<void> {
   const redis = await RedisServer.start();
   try {
     const simPort = await freePort();
-    const sim = await service('simulator', ['--import', 'tsx', 'src/sim/main.ts'], {
-      SIM_PORT: String(simPort),
-      SIM_HOST: '127.0.0.1',
-      SIM_START_BALANCE: '1000000000.00',
-      WALLET_BASIC_USER: CREDENTIALS.basicUser,
-      WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-      WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
-    });
+    const sim = await service('simulator', ['--import', 'tsx', 'src/sim/main.ts'], simulatorEnv(simPort));
     const simUrl = `http://127.0.0.1:${simPort}`;
     await waitFor('simulator', async () => (await answers(`${simUrl}/__sim/faults`)).status === 200, START_TIMEOUT_MS, { intervalMs: 50, alive: () => sim.isRunning() });
     const a = await startSide('A', args.a, simUrl, redis.url);

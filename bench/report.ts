@@ -68,7 +68,18 @@ export type CaseResult = LoadResult & {
   /** System calls per answered request (/proc/<pid>/io, every process of it), for the HTTP/2 question. */
   readonly serverIo?: CaseIo | null;
   readonly walletIo?: CaseIo | null;
+  /** A case run in alternating slices against another: each slice's own figures, in the order they ran. */
+  readonly slices?: readonly SliceResult[];
 };
+
+/** One slice of a case measured in alternating slices: the n-th slice of each case ran back to back. */
+export interface SliceResult {
+  readonly requests: number;
+  readonly rps: number;
+  readonly serverCpuUsPerRequest: number | null;
+  /** The Redis the server uses (for the reference server, its own). */
+  readonly redisCpuUsPerRequest: number | null;
+}
 
 export interface BoxCpu {
   readonly serverSystem: number | null;
@@ -142,6 +153,13 @@ export interface CpuVsReference {
   redis: number | null;
   /** req/s, gateway over reference. */
   throughput: number | null;
+  /** The same three ratios in each pair of slices that ran back to back: the lowest and the highest (null without slices). */
+  spread: { server: Spread | null; redis: Spread | null; throughput: Spread | null };
+}
+
+export interface Spread {
+  min: number;
+  max: number;
 }
 
 interface Target {
@@ -173,45 +191,45 @@ function atMost(name: string, value: number | null, max: number, text: string): 
   return { name, value, target: text, met: value === null ? null : value <= max };
 }
 
-/** The reference's req/s: the mean of its runs before and after the gateway cases (either alone if only one ran). */
-function referenceRps(r: BenchReport): number | undefined {
-  const runs = [rps(r, 'reference.bet'), rps(r, 'reference.bet.after')].filter((v): v is number => v !== undefined);
-  return runs.length === 0 ? undefined : runs.reduce((a, b) => a + b, 0) / runs.length;
+/** The lowest and highest ratio of the n-th slice of `a` to the n-th slice of `b` (slices that ran back to back). */
+function spread(a: CaseResult | undefined, b: CaseResult | undefined, pick: (s: SliceResult) => number | null): Spread | null {
+  const bs = b?.slices ?? [];
+  const ratios = (a?.slices ?? []).flatMap((slice, i) => {
+    const other = bs[i];
+    const x = pick(slice);
+    const y = other === undefined ? null : pick(other);
+    return x === null || y === null || y === 0 ? [] : [x / y];
+  });
+  const round = (v: number): number => Math.round(v * 100) / 100;
+  return ratios.length === 0 ? null : { min: round(Math.min(...ratios)), max: round(Math.max(...ratios)) };
 }
 
-/** The mean of the figures that exist, or undefined. */
-function mean(values: (number | null | undefined)[]): number | undefined {
-  const known = values.filter((v): v is number => typeof v === 'number');
-  return known.length === 0 ? undefined : known.reduce((a, b) => a + b, 0) / known.length;
-}
-
-/**
- * Gateway beside reference for one operation. The reference bet is the mean of its runs before and
- * after the gateway cases, as for req/s.
- */
-function cpuVsReference(r: BenchReport, gatewayCase: string, referenceCases: string[]): CpuVsReference {
-  const gw = r.cases[gatewayCase];
-  const refs = referenceCases.map((k) => r.cases[k]);
-  const referenceServer = mean(refs.map((c) => c?.serverCpuUsPerRequest));
-  const referenceRedis = mean(refs.map((c) => c?.boxCpuUsPerRequest?.redis));
-  const round = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v));
+/** Gateway beside reference for one operation, both measured in the same alternating slices. */
+function cpuVsReference(r: BenchReport, op: 'balance' | 'bet' | 'win'): CpuVsReference {
+  const gw = r.cases[`gateway.${op}`];
+  const ref = r.cases[`reference.${op}`];
   return {
     gatewayServer: gw?.serverCpuUsPerRequest ?? null,
-    referenceServer: round(referenceServer),
-    server: ratio(gw?.serverCpuUsPerRequest ?? undefined, referenceServer),
+    referenceServer: ref?.serverCpuUsPerRequest ?? null,
+    server: ratio(gw?.serverCpuUsPerRequest ?? undefined, ref?.serverCpuUsPerRequest ?? undefined),
     gatewayRedis: gw?.boxCpuUsPerRequest?.redis ?? null,
-    referenceRedis: round(referenceRedis),
-    redis: ratio(gw?.boxCpuUsPerRequest?.redis ?? undefined, referenceRedis),
-    throughput: ratio(gw?.rps, mean(refs.map((c) => c?.rps))),
+    referenceRedis: ref?.boxCpuUsPerRequest?.redis ?? null,
+    redis: ratio(gw?.boxCpuUsPerRequest?.redis ?? undefined, ref?.boxCpuUsPerRequest?.redis ?? undefined),
+    throughput: ratio(gw?.rps, ref?.rps),
+    spread: {
+      server: spread(gw, ref, (s) => s.serverCpuUsPerRequest),
+      redis: spread(gw, ref, (s) => s.redisCpuUsPerRequest),
+      throughput: spread(gw, ref, (s) => s.rps),
+    },
   };
 }
 
 export function derive(r: BenchReport): Derived {
-  const ref = referenceRps(r);
+  const ref = rps(r, 'reference.bet');
   const cpu = {
-    balance: cpuVsReference(r, 'gateway.balance', ['reference.balance']),
-    bet: cpuVsReference(r, 'gateway.bet', ['reference.bet', 'reference.bet.after']),
-    win: cpuVsReference(r, 'gateway.win', ['reference.win']),
+    balance: cpuVsReference(r, 'balance'),
+    bet: cpuVsReference(r, 'bet'),
+    win: cpuVsReference(r, 'win'),
   };
   const walletCpu = (key: string): number | undefined => r.cases[key]?.walletCpuUsPerRequest ?? undefined;
   const ratios = {
@@ -328,13 +346,31 @@ export function render(r: BenchReport): string {
     ),
   );
   out.push('');
-  out.push('CPU µs per request, gateway beside the reference pass-through of this run (server: every process of it; Redis: the bench\'s redis-server):');
+  const slices = r.cases['gateway.bet']?.slices?.length;
+  out.push(
+    'CPU µs per request, gateway beside the reference pass-through of this run' +
+      `${slices === undefined ? '' : `, both running, in ${slices} alternating slices each`} (server: every process of it; Redis: its own redis-server);` +
+      ' spread: the lowest and highest ratio of one slice pair',
+  );
+  const range = (s: Spread | null): string => (s === null ? 'n/a' : `${show(s.min)}–${show(s.max)}`);
   out.push(
     table(
-      ['request', 'server gw', 'server ref', 'server ×', 'Redis gw', 'Redis ref', 'Redis ×', 'req/s ×'],
+      ['request', 'server gw', 'server ref', 'server ×', 'spread', 'Redis gw', 'Redis ref', 'Redis ×', 'spread', 'req/s ×', 'spread'],
       (['balance', 'bet', 'win'] as const).map((op) => {
         const x = d.cpuVsReference[op];
-        return [op, show(x.gatewayServer, 0), show(x.referenceServer, 0), show(x.server), show(x.gatewayRedis, 0), show(x.referenceRedis, 0), show(x.redis), show(x.throughput)];
+        return [
+          op,
+          show(x.gatewayServer, 0),
+          show(x.referenceServer, 0),
+          show(x.server),
+          range(x.spread.server),
+          show(x.gatewayRedis, 0),
+          show(x.referenceRedis, 0),
+          show(x.redis),
+          range(x.spread.redis),
+          show(x.throughput),
+          range(x.spread.throughput),
+        ];
       }),
     ),
   );

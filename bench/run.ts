@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, constants as osConstants, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -13,14 +13,14 @@ import { freePort } from '../src/lib/free-port';
 import { RedisServer } from '../src/lib/redis-server';
 import { selfSignedCert } from '../src/lib/self-signed-cert';
 import { waitFor, type WaitOptions } from '../src/lib/wait-for';
+import { serverEnv, simulatorEnv } from './env';
 import { LoadTally, SLOW_MS, runLoad, type LoadResult, type LoadSpec } from './load';
 import { PARTS, parseOptions, type BenchOptions, type Part } from './options';
 import { cpuMicros, cpuTime, ioCounters, peakConnections, processTree, rssMiB, type IoCounters } from './proc';
 import { summariseAllocations, summariseProfiles } from './profile';
 import { BoxWatch, explainStalls, readRedisEvents, readStallMonitor, watchRedis } from './stalls';
-import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type LedgerSide, type WorkerResult } from './report';
+import { derive, render, writeReport, type BenchReport, type CaseIo, type CaseResult, type LedgerSide, type SliceResult, type WorkerResult } from './report';
 import {
-  CREDENTIALS,
   Ids,
   PlacedQueue,
   authenticateBody,
@@ -57,12 +57,17 @@ const cleanups: (() => Promise<void>)[] = [];
 function onCleanup(fn: () => Promise<void>): void {
   cleanups.push(fn);
 }
-async function cleanupAll(): Promise<void> {
-  while (cleanups.length > 0) {
-    const fn = cleanups.pop() as () => Promise<void>;
-    await fn().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
-  }
-  await setupAgent.close();
+let cleaning: Promise<void> | undefined;
+/** Runs every cleanup once, newest first; a second call (a signal during the normal end) waits for the same. */
+function cleanupAll(): Promise<void> {
+  cleaning ??= (async () => {
+    while (cleanups.length > 0) {
+      const fn = cleanups.pop() as () => Promise<void>;
+      await fn().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
+    }
+    await setupAgent.close();
+  })();
+  return cleaning;
 }
 
 function log(line: string): void {
@@ -105,14 +110,7 @@ interface Sim {
 
 async function startSim(options: BenchOptions, tlsFiles?: { cert: string; key: string }): Promise<Sim> {
   const port = await freePort();
-  const env: Record<string, string> = {
-    SIM_PORT: String(port),
-    SIM_HOST: '127.0.0.1',
-    SIM_START_BALANCE: '1000000000.00',
-    WALLET_BASIC_USER: CREDENTIALS.basicUser,
-    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
-  };
+  const env = simulatorEnv(port);
   if (tlsFiles) Object.assign(env, { SIM_TLS_CERT: tlsFiles.cert, SIM_TLS_KEY: tlsFiles.key });
   const s = await service(tlsFiles ? 'simulator (TLS)' : 'simulator', ['--import', 'tsx', SIM_ENTRY], env, options);
   const url = `${tlsFiles ? 'https' : 'http'}://127.0.0.1:${port}`;
@@ -143,10 +141,12 @@ function summary(r: LoadResult): string {
 
 type Spec = Omit<LoadSpec, 'durationSec'> & { durationSec?: number };
 
-/** The processes whose CPU a case times: the server under test, and the wallet simulator behind it. */
+/** The processes whose CPU a case times: the server under test, the wallet simulator and the Redis behind it. */
 interface Timed {
   server: Child;
   wallet?: Child;
+  /** The redis-server the server uses, when not the bench's own. */
+  redisPid?: number;
 }
 
 /** The CPU and system calls of a case's processes over its measured load. */
@@ -182,17 +182,21 @@ const processCpuMicros = (): number => {
   return user + system;
 };
 
+/** The redis-server whose CPU counts for a case's server. */
+const redisOf = (timed: Timed): number | undefined => timed.redisPid ?? benchRedisPid;
+
 /** Runs `spec` for `durationSec`, adding the CPU and system calls of `timed` during it to `usage`. */
 async function timedLoad(timed: Timed, spec: Spec, durationSec: number, usage: Usage): Promise<LoadResult> {
+  const redisPid = redisOf(timed);
   const serverBefore = cpuTime(timed.server.pid);
   const walletBefore = timed.wallet ? cpuMicros(timed.wallet.pid) : 0;
-  const redisBefore = benchRedisPid === undefined ? 0 : cpuMicros(benchRedisPid);
+  const redisBefore = redisPid === undefined ? 0 : cpuMicros(redisPid);
   const loadBefore = processCpuMicros();
   const serverIoBefore = ioCounters(timed.server.pid);
   const walletIoBefore = timed.wallet ? ioCounters(timed.wallet.pid) : undefined;
   const result = await runLoad({ ...spec, durationSec });
   usage.loadCpu += processCpuMicros() - loadBefore;
-  if (benchRedisPid !== undefined) usage.redisCpu += cpuMicros(benchRedisPid) - redisBefore;
+  if (redisPid !== undefined) usage.redisCpu += cpuMicros(redisPid) - redisBefore;
   const serverAfter = cpuTime(timed.server.pid);
   usage.serverCpu += serverAfter.user + serverAfter.system - serverBefore.user - serverBefore.system;
   usage.serverSystemCpu += serverAfter.system - serverBefore.system;
@@ -202,8 +206,11 @@ async function timedLoad(timed: Timed, spec: Spec, durationSec: number, usage: U
   return result;
 }
 
-/** Enters a measured case into the report: its load, the server's and the wallet's CPU and system calls per request. */
-function recordCase(name: string, timed: Timed, result: LoadResult, warmups: readonly LoadResult[], usage: Usage): void {
+/**
+ * Enters a measured case into the report: its load, the server's and the wallet's CPU and system
+ * calls per request, and the figures of each slice when it ran in alternating slices.
+ */
+function recordCase(name: string, timed: Timed, result: LoadResult, warmups: readonly LoadResult[], usage: Usage, slices?: SliceResult[]): void {
   const io = (counters: IoCounters | null): CaseIo | null => {
     if (counters === null || result.requests === 0) return null;
     return {
@@ -223,10 +230,18 @@ function recordCase(name: string, timed: Timed, result: LoadResult, warmups: rea
   const walletCpuUsPerRequest = perRequest(usage.walletCpu);
   const box = {
     serverSystem: perRequest(usage.serverSystemCpu),
-    redis: benchRedisPid === undefined ? null : perRequest(usage.redisCpu),
+    redis: redisOf(timed) === undefined ? null : perRequest(usage.redisCpu),
     loadGenerator: perRequest(usage.loadCpu),
   };
-  cases[name] = { ...result, serverCpuUsPerRequest, walletCpuUsPerRequest, boxCpuUsPerRequest: box, serverIo: io(usage.serverIo), walletIo: io(usage.walletIo) };
+  cases[name] = {
+    ...result,
+    serverCpuUsPerRequest,
+    walletCpuUsPerRequest,
+    boxCpuUsPerRequest: box,
+    serverIo: io(usage.serverIo),
+    walletIo: io(usage.walletIo),
+    ...(slices === undefined ? {} : { slices }),
+  };
   log(`${name}: ${summary(result)}, ${serverCpuUsPerRequest ?? '?'} µs CPU/req (${timed.server.name}), wallet ${walletCpuUsPerRequest ?? '-'}`);
 }
 
@@ -245,39 +260,52 @@ async function measure(name: string, options: BenchOptions, timed: Timed, spec: 
 interface AlternatingCase {
   readonly name: string;
   readonly timed: Timed;
+  /** Each slice's load (a win's `amount` is its share of the bets per slice). */
   readonly spec: Spec;
+  /** The warm-up's load, where it is not the slices' (a win's share of the bets differs). */
+  readonly warmSpec?: Spec;
   /** The wallet's port: its peak of established connections over the case's slices. */
   readonly walletPort: number;
 }
 
 /**
- * Cases that are compared with each other, measured in `slices` alternating slices (A B, B A, A B,
- * …) after a warm-up each, so that the box's drift over the run falls on each alike instead of
- * deciding their ratio. Each case's latencies, CPU and system calls are summed over its slices.
- * Resolves to each case's peak of connections at its wallet.
+ * Cases that are compared with each other, measured in `slices` alternating slices of `sliceSec`
+ * (A B, B A, A B, …) after a warm-up each, so that the box's drift over the run falls on each alike
+ * instead of deciding their ratio. Each case's latencies, CPU and system calls are summed over its
+ * slices, and each slice's own figures kept (the spread of a ratio between the cases). Resolves to
+ * each case's peak of connections at its wallet.
  */
-async function measureAlternating(options: BenchOptions, slices: number, compared: readonly AlternatingCase[]): Promise<number[]> {
+async function measureAlternating(options: BenchOptions, slices: number, sliceSec: number, compared: readonly AlternatingCase[]): Promise<number[]> {
   const warmups: LoadResult[] = [];
-  for (const c of compared) warmups.push(await runLoad({ ...c.spec, durationSec: options.warmup }));
+  for (const c of compared) warmups.push(await runLoad({ ...(c.warmSpec ?? c.spec), durationSec: options.warmup }));
   const tallies = compared.map((c) => new LoadTally(c.spec.connections));
   const usages = compared.map(noUsage);
+  const sliceResults = compared.map((): SliceResult[] => []);
   const peaks = compared.map(() => 0);
-  const sliceSec = options.duration / slices;
   for (let slice = 0; slice < slices; slice += 1) {
     const order = slice % 2 === 0 ? compared.map((_, i) => i) : compared.map((_, i) => compared.length - 1 - i);
     for (const i of order) {
       const c = compared[i]!;
-      const [, peak] = await peakConnections(c.walletPort, timedLoad(c.timed, { ...c.spec, tally: tallies[i] }, sliceSec, usages[i]!));
+      const usage = usages[i]!;
+      const before = { server: usage.serverCpu, redis: usage.redisCpu };
+      const [result, peak] = await peakConnections(c.walletPort, timedLoad(c.timed, { ...c.spec, tally: tallies[i] }, sliceSec, usage));
       peaks[i] = Math.max(peaks[i]!, peak);
+      const perRequest = (us: number): number | null => (result.requests === 0 ? null : Math.round(us / result.requests));
+      sliceResults[i]!.push({
+        requests: result.requests,
+        rps: result.rps,
+        serverCpuUsPerRequest: perRequest(usage.serverCpu - before.server),
+        redisCpuUsPerRequest: redisOf(c.timed) === undefined ? null : perRequest(usage.redisCpu - before.redis),
+      });
     }
   }
-  compared.forEach((c, i) => recordCase(c.name, c.timed, tallies[i]!.result(), [warmups[i]!], usages[i]!));
+  compared.forEach((c, i) => recordCase(c.name, c.timed, tallies[i]!.result(), [warmups[i]!], usages[i]!, sliceResults[i]!));
   return peaks;
 }
 
-/** Splits the bets (debits) placed so far between a warm-up and the measured win (credit) run. */
-function consumeSplit(available: number, options: BenchOptions): [number, number] {
-  const warm = Math.floor((available * options.warmup) / (options.warmup + options.duration));
+/** Splits the bets (debits) placed so far between a warm-up and the measured win (credit) load, in the ratio of their seconds. */
+function consumeSplit(available: number, warmSec: number, measuredSec: number): [number, number] {
+  const warm = Math.floor((available * warmSec) / (warmSec + measuredSec));
   return [warm, available - warm];
 }
 
@@ -296,7 +324,7 @@ async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
   await clearSimCalls(sim);
   await measure('direct.debit', options, { server: sim.service }, spec('debit'));
   await clearSimCalls(sim);
-  const [warm, measured] = consumeSplit(debits.size, options);
+  const [warm, measured] = consumeSplit(debits.size, options.warmup, options.duration);
   await measure('direct.credit', options, { server: sim.service }, { ...spec('credit'), amount: measured }, { ...spec('credit'), amount: warm });
   await clearSimCalls(sim);
   await measure(`direct.debit@${options.lowConnections}`, options, { server: sim.service }, { ...spec('debit', options.lowConnections), durationSec: options.duration / 2 });
@@ -307,17 +335,8 @@ async function directCases(sim: Sim, options: BenchOptions): Promise<void> {
 
 function engineEnv(port: number, sim: Sim, redisUrl: string, prefix: string, options: BenchOptions): Record<string, string> {
   return {
-    PORT: String(port),
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    WALLET_BASE_URL: sim.url,
-    WALLET_BASIC_USER: CREDENTIALS.basicUser,
-    WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-    WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
+    ...serverEnv({ port, redisUrl, prefix, walletUrl: sim.url, processes: options.processes }),
     WALLET_TLS_INSECURE: String(sim.url.startsWith('https:')),
-    PROVIDER_ID: CREDENTIALS.providerId,
-    ENGINE_API_KEY: CREDENTIALS.engineKey,
-    GATEWAY_PROCESSES: String(options.processes),
     RETRY_DELAY_UNIT: 'ms',
     LOG_LEVEL: options.logLevel,
     NODE_ENV: 'production',
@@ -359,45 +378,6 @@ async function startReference(sim: Sim, redisUrl: string, options: BenchOptions,
   const url = `http://127.0.0.1:${port}`;
   await waitFor('reference server', async () => (await http('GET', `${url}/healthz`)).status === 200, START_TIMEOUT_MS, watching(server));
   return { url, sessions, service: server };
-}
-
-/**
- * `name`: reference.bet before the gateway cases, reference.bet.after once more after them, for
- * half the duration (a check of the box's drift; the whole run stays under three minutes).
- */
-async function referenceCase(
-  sim: Sim,
-  redisUrl: string,
-  options: BenchOptions,
-  name: string,
-  durationSec = options.duration,
-  fixedRate?: { report: BenchReport },
-): Promise<void> {
-  const report = fixedRate?.report ?? ({} as Partial<BenchReport>);
-  const { url, sessions, service: ref } = await startReference(sim, redisUrl, options, name);
-  const ids = new Ids();
-  const bets = new PlacedQueue();
-  const saturated = await measure(name, options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('bet', ids, sessions, bets) });
-  if (fixedRate !== undefined && report.fixedRate === undefined && saturated.errors === 0 && saturated.rps > 0) {
-    // The latency yardstick: a quarter of what the reference just carried, as a steady arrival rate.
-    report.fixedRate = { share: FIXED_RATE_SHARE, rps: Math.max(1, Math.round(saturated.rps * FIXED_RATE_SHARE)) };
-    await measure(`${name}${FIXED_RATE_SUFFIX}`, options, { server: ref, wallet: sim.service }, {
-      url,
-      connections: options.connections,
-      rate: report.fixedRate.rps,
-      request: engineRequests('bet', new Ids(), sessions, new PlacedQueue()),
-    });
-  }
-  if (fixedRate !== undefined) {
-    // The floor of a balance: what any pass-through adds to the wallet's own balance call.
-    await measure('reference.balance', options, { server: ref, wallet: sim.service }, { url, connections: options.connections, durationSec, request: engineRequests('balance', new Ids(), sessions, new PlacedQueue()) });
-    // The floor of a win: one win per bet of the saturated case, as gateway.win consumes gateway.bet's.
-    const win = { url, connections: options.connections, request: engineRequests('win', ids, sessions, bets) };
-    const [warm, measured] = consumeSplit(bets.size, options);
-    await measure('reference.win', options, { server: ref, wallet: sim.service }, { ...win, amount: measured }, { ...win, amount: warm });
-  }
-  await ref.stop();
-  await clearSimCalls(sim);
 }
 
 // --- gateway ------------------------------------------------------------------------------
@@ -494,48 +474,152 @@ async function keyBytesByKind(redisUrl: string, prefix: string): Promise<Record<
   }
 }
 
+// --- the reference server and the gateway, side by side -------------------------------------
+
+/** Balance, bet and win each run in this many alternating slices of the reference and the gateway, … */
+const SERVED_SLICES = 6;
+/** … each slice this share of --duration: each side is measured for twice --duration per operation. */
+const SERVED_SLICE_SHARE = 1 / 3;
+
+/** A server under test in the alternating cases, with the simulator and the Redis behind it. */
+interface Served {
+  /** The case names' first part: `reference` or `gateway`. */
+  readonly label: string;
+  readonly url: string;
+  readonly sessions: string[];
+  readonly timed: Timed;
+  readonly sim: Sim;
+  readonly ids: Ids;
+  /** The bets of its bet case, one win each in its win case. */
+  readonly bets: PlacedQueue;
+}
+
+/** The reference server with a simulator and a Redis of its own, as the gateway has (see servedCases). */
+async function startReferenceSide(options: BenchOptions): Promise<{ side: Served; stop: () => Promise<void> }> {
+  const redis = await RedisServer.start();
+  onCleanup(() => redis.stop());
+  const sim = await startSim(options);
+  const ref = await startReference(sim, redis.url, options, 'reference');
+  const side = { label: 'reference', url: ref.url, sessions: ref.sessions, timed: { server: ref.service, wallet: sim.service, redisPid: redis.pid }, sim, ids: new Ids(), bets: new PlacedQueue() };
+  const stop = async (): Promise<void> => {
+    await ref.service.stop();
+    await sim.service.stop();
+    await redis.stop();
+  };
+  return { side, stop };
+}
+
 interface GatewayRun {
   gateway: Gateway;
   sessions: string[];
   worker: Child | undefined;
+  side: Served;
+  /** Every GC pause and stalled event loop of the gateway's processes, for the fixed-rate case's slow requests. */
+  stallDir: string;
 }
 
-async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean, tmp: string): Promise<GatewayRun> {
-  // Every GC pause and stalled event loop of the gateway's processes, for the fixed-rate case's slow requests.
+/** The gateway (its processes watched by the stall monitor) and its worker, on the bench's simulator and Redis. */
+async function startGatewaySide(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean, tmp: string): Promise<GatewayRun> {
   const stallDir = join(tmp, 'stalls');
   mkdirSync(stallDir, { recursive: true });
   const gateway = await startGateway(sim, redisUrl, options, 'h1', ['--require', STALL_MONITOR], { BENCH_STALL_DIR: stallDir });
   const worker = withWorker ? await startWorker(sim, redisUrl, gateway, options) : undefined;
   report.memory.gatewayRssBeforeMiB = rssMiB(gateway.service.pid);
   const sessions = await launchSessions(gateway, options.connections, 'gw');
-  const memoryBefore = await usedMemory(redisUrl);
-  const ids = new Ids();
-  const bets = new PlacedQueue();
-  const spec = (op: EngineOp, connections = options.connections): Spec => engineSpec(gateway, op, ids, sessions, bets, connections);
+  const side = { label: 'gateway', url: gateway.url, sessions, timed: { server: gateway.service, wallet: sim.service }, sim, ids: new Ids(), bets: new PlacedQueue() };
+  return { gateway, sessions, worker, side, stallDir };
+}
 
-  await measure('gateway.balance', options, { server: gateway.service, wallet: sim.service }, spec('balance'));
-  await clearSimCalls(sim);
-  const [, peak] = await peakConnections(sim.port, measure('gateway.bet', options, { server: gateway.service, wallet: sim.service }, spec('bet')));
-  report.walletConnections.http1 = peak;
-  await clearSimCalls(sim);
-  const [warm, measured] = consumeSplit(bets.size, options);
-  const sample = bets.sample(20);
-  await measure('gateway.win', options, { server: gateway.service, wallet: sim.service }, { ...spec('win'), amount: measured }, { ...spec('win'), amount: warm });
-  await clearSimCalls(sim);
+/**
+ * Balance, bet and win through every side at once running (the reference server and the gateway,
+ * or the one of them `--only` kept), in alternating slices: the box's drift over the run falls on
+ * both alike, and the ratios of one slice pair show how far the noise goes. A win consumes its
+ * side's bets, a share per slice: a slice ends when its share is used or its time is over.
+ */
+async function alternatingCases(sides: readonly Served[], options: BenchOptions, report: BenchReport): Promise<void> {
+  const sliceSec = options.duration * SERVED_SLICE_SHARE;
+  const load = (s: Served, op: EngineOp): Spec => ({ url: s.url, connections: options.connections, request: engineRequests(op, s.ids, s.sessions, s.bets) });
+  const alternate = (op: EngineOp, spec: (s: Served, i: number) => Spec, warmSpec?: (s: Served, i: number) => Spec): Promise<number[]> =>
+    measureAlternating(
+      options,
+      SERVED_SLICES,
+      sliceSec,
+      sides.map((s, i) => ({ name: `${s.label}.${op}`, timed: s.timed, spec: spec(s, i), warmSpec: warmSpec?.(s, i), walletPort: s.sim.port })),
+    );
+  const clearCalls = (): Promise<unknown> => Promise.all(sides.map((s) => clearSimCalls(s.sim)));
 
-  const memoryAfter = await usedMemory(redisUrl);
-  report.memory.redisBytesPerRecord = {
-    usedMemoryDelta: memoryAfter - memoryBefore,
-    records: gatewayRecords,
-    perRecord: gatewayRecords === 0 ? 0 : Math.round((memoryAfter - memoryBefore) / gatewayRecords),
-    sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, gateway.prefix, sample.map((b) => b.transactionId)),
-    byKind: await keyBytesByKind(redisUrl, gateway.prefix),
-  };
+  await alternate('balance', (s) => load(s, 'balance'));
+  await clearCalls();
+  const peaks = await alternate('bet', (s) => load(s, 'bet'));
+  const gatewayAt = sides.findIndex((s) => s.label === 'gateway');
+  if (gatewayAt >= 0) report.walletConnections.http1 = peaks[gatewayAt];
+  await clearCalls();
+  const shares = sides.map((s) => consumeSplit(s.bets.size, options.warmup, SERVED_SLICES * sliceSec));
+  await alternate(
+    'win',
+    (s, i) => ({ ...load(s, 'win'), amount: Math.max(1, Math.floor(shares[i]![1] / SERVED_SLICES)) }),
+    (s, i) => ({ ...load(s, 'win'), amount: Math.max(1, shares[i]![0]) }),
+  );
+  await clearCalls();
+}
 
-  await measure(`gateway.bet@${options.lowConnections}`, options, { server: gateway.service, wallet: sim.service }, { ...spec('bet', options.lowConnections), durationSec: options.duration / 2 });
+/**
+ * Cases b and c. The reference server and the gateway both run, each with a simulator and a Redis
+ * of its own, so that each side's Redis CPU and wallet connections are its alone (the gateway's
+ * worker and timers keep using its Redis while the reference's slices run); balance, bet and win
+ * alternate between them (alternatingCases). Then the reference's fixed-rate case, and the
+ * reference goes; then what the gateway measures alone: Redis bytes per record, the
+ * low-concurrency and the fixed-rate bets, its RSS.
+ */
+async function servedCases(
+  sim: Sim,
+  redisUrl: string,
+  options: BenchOptions,
+  report: BenchReport,
+  tmp: string,
+  parts: { reference: boolean; gateway: boolean; worker: boolean },
+): Promise<GatewayRun | undefined> {
+  const reference = parts.reference ? await startReferenceSide(options) : undefined;
+  const run = parts.gateway ? await startGatewaySide(sim, redisUrl, options, report, parts.worker, tmp) : undefined;
+  const memoryBefore = run === undefined ? 0 : await usedMemory(redisUrl);
+  await alternatingCases([reference?.side, run?.side].filter((s): s is Served => s !== undefined), options, report);
+  if (run !== undefined) {
+    const sample = run.side.bets.sample(20);
+    const memoryAfter = await usedMemory(redisUrl);
+    report.memory.redisBytesPerRecord = {
+      usedMemoryDelta: memoryAfter - memoryBefore,
+      records: gatewayRecords,
+      perRecord: gatewayRecords === 0 ? 0 : Math.round((memoryAfter - memoryBefore) / gatewayRecords),
+      sampledTxKeyBytes: await sampledTxKeyBytes(redisUrl, run.gateway.prefix, sample.map((b) => b.transactionId)),
+      byKind: await keyBytesByKind(redisUrl, run.gateway.prefix),
+    };
+  }
+  if (reference !== undefined) {
+    const { side } = reference;
+    const saturated = cases['reference.bet'];
+    if (saturated !== undefined && saturated.errors === 0 && saturated.rps > 0) {
+      // The latency yardstick: a quarter of what the reference carried, as a steady arrival rate.
+      report.fixedRate = { share: FIXED_RATE_SHARE, rps: Math.max(1, Math.round(saturated.rps * FIXED_RATE_SHARE)) };
+      await measure(`reference.bet${FIXED_RATE_SUFFIX}`, options, side.timed, {
+        url: side.url,
+        connections: options.connections,
+        rate: report.fixedRate.rps,
+        request: engineRequests('bet', new Ids(), side.sessions, new PlacedQueue()),
+      });
+    }
+    await reference.stop();
+  }
+  if (run !== undefined) await gatewayAloneCases(run, sim, redisUrl, options, report);
+  return run;
+}
+
+/** The gateway's cases without a reference beside them: bets at few connections, the fixed-rate bets and their stalls, its RSS. */
+async function gatewayAloneCases(run: GatewayRun, sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport): Promise<void> {
+  const { gateway, sessions, side } = run;
+  await measure(`gateway.bet@${options.lowConnections}`, options, side.timed, { ...engineSpec(gateway, 'bet', side.ids, sessions, side.bets, options.lowConnections), durationSec: options.duration / 2 });
   await clearSimCalls(sim);
   if (report.fixedRate !== undefined) {
-    const paced = { ...engineSpec(gateway, 'bet', ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
+    const paced = { ...engineSpec(gateway, 'bet', side.ids, sessions, new PlacedQueue(), options.connections), rate: report.fixedRate.rps };
     const redis = new Redis(redisUrl);
     const ours = (): number[] => [...services.filter((c) => c.isRunning()).map((c) => c.pid), ...(benchRedisPid === undefined ? [] : [benchRedisPid])];
     const box = new BoxWatch(ours, benchRedisPid, sim.service.pid);
@@ -543,12 +627,12 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
       await watchRedis(redis, STALL_REDIS_MS);
       box.start();
       const from = Date.now();
-      const result = await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, { server: gateway.service, wallet: sim.service }, paced);
+      const result = await measure(`gateway.bet${FIXED_RATE_SUFFIX}`, options, side.timed, paced);
       const during = { from, to: Date.now() };
       box.stop();
       // The monitor publishes once a second: wait for its files to cover the case.
       await new Promise((r) => setTimeout(r, 1200));
-      report.stalls = explainStalls(during, result.slow ?? [], readStallMonitor(stallDir), await readRedisEvents(redis), box.windows, SLOW_MS);
+      report.stalls = explainStalls(during, result.slow ?? [], readStallMonitor(run.stallDir), await readRedisEvents(redis), box.windows, SLOW_MS);
       const causes = Object.entries(report.stalls.byCause).map(([cause, n]) => `${n} ${cause}`).join(', ');
       log(`fixed rate: max ${result.max} ms, ${result.slow?.length ?? 0} over ${SLOW_MS} ms${causes === '' ? '' : ` (${causes})`}`);
     } finally {
@@ -561,7 +645,6 @@ async function gatewayCases(sim: Sim, redisUrl: string, options: BenchOptions, r
   }
   report.memory.gatewayRssAfterMiB = rssMiB(gateway.service.pid);
   report.memory.gatewayRequestsServed = gatewayRequests;
-  return { gateway, sessions, worker };
 }
 
 /**
@@ -683,6 +766,10 @@ async function workerCase(sim: Sim, redisUrl: string, gateway: Gateway, sessions
 // --- the ledger: bets with it off and on ------------------------------------------------------
 
 const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The bench's throwaway databases: `wgw_bench_<pid>_<ms since 1970>`. */
+const BENCH_DATABASE = /^wgw_bench_\d+_(\d+)$/;
+/** A throwaway database this old was left by a bench that never got to drop it (killed hard). */
+const LEFTOVER_DATABASE_AGE_MS = 60 * 60 * 1000;
 /** Alternating slices of the ledger's A/B (see ledgerCase), and its fixed rate: this share of the saturated rate without a ledger. */
 const LEDGER_SLICES = 6;
 const LEDGER_RATE_SHARE = 0.5;
@@ -701,13 +788,9 @@ async function ledgerDatabase(tmp: string): Promise<{ url: string; where: string
     return { url: embedded.url, where: 'embedded PostgreSQL (PGlite)' };
   }
   const name = `wgw_bench_${process.pid}_${Date.now()}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  // Registered first: a signal while the database is made still drops it.
   onCleanup(async () => {
-    const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+    const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL, connectionTimeoutMillis: 5000 });
     await c.connect();
     try {
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -715,7 +798,30 @@ async function ledgerDatabase(tmp: string): Promise<{ url: string; where: string
       await c.end();
     }
   });
+  try {
+    await dropLeftoverDatabases(admin);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
   return { url: ADMIN_DATABASE_URL.replace(/\/postgres$/, `/${name}`), where: 'PostgreSQL at 127.0.0.1:5432 (a throwaway database)' };
+}
+
+/**
+ * Drops the bench's throwaway databases made over an hour ago (by their name's time): what a bench
+ * killed without its cleanup (SIGKILL, the machine stopped) left. Nothing but that name is touched,
+ * and without FORCE: a database that still has a connection is in use, not left over.
+ */
+async function dropLeftoverDatabases(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'wgw\\_bench\\_%'");
+  for (const { datname } of rows) {
+    const made = Number(BENCH_DATABASE.exec(datname)?.[1]);
+    if (!Number.isFinite(made) || Date.now() - made < LEFTOVER_DATABASE_AGE_MS) continue;
+    await admin.query(`DROP DATABASE IF EXISTS ${datname}`).then(
+      () => log(`dropped ${datname}, left by an earlier bench`),
+      (err: unknown) => log(`kept ${datname}, left by an earlier bench: ${(err as Error).message}`),
+    );
+  }
 }
 
 /**
@@ -845,6 +951,7 @@ async function tlsCases(redisUrl: string, options: BenchOptions, report: BenchRe
     const [h1Peak, h2Peak] = await measureAlternating(
       options,
       TLS_SLICES,
+      options.duration / TLS_SLICES,
       variants.map((v, i) => {
         const { sim, gateway, sessions } = sides[i]!;
         return {
@@ -988,6 +1095,8 @@ async function main(): Promise<void> {
 
   // One failing part is reported and the rest still runs.
   const part = async (name: string, work: () => Promise<void>): Promise<void> => {
+    // After a signal the cleanup owns what runs: start nothing more.
+    if (interrupted) return;
     try {
       await work();
     } catch (err) {
@@ -999,20 +1108,21 @@ async function main(): Promise<void> {
 
   const runs = (p: Part): boolean => options.only.includes(p);
   if (runs('direct')) await part('direct cases (a)', () => directCases(sim, options));
-  if (runs('reference')) await part('reference case (b)', () => referenceCase(sim, redis.url, options, 'reference.bet', options.duration, { report }));
 
-  if (!gatewayBuilt) {
-    report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
-  } else if (runs('gateway')) {
-    await part('gateway cases (c) and worker', async () => {
-      const { gateway, sessions, worker } = await gatewayCases(sim, redis.url, options, report, workerBuilt && runs('worker'), tmp);
+  if (!gatewayBuilt) report.skipped.push(`gateway cases (c), worker, TLS cases, profile: ${buildError ?? `${GATEWAY_ENTRY} does not exist`}`);
+  const served = { reference: runs('reference'), gateway: gatewayBuilt && runs('gateway'), worker: workerBuilt && runs('worker') };
+  if (served.reference || served.gateway) {
+    await part('reference and gateway cases (b, c) and worker', async () => {
+      const run = await servedCases(sim, redis.url, options, report, tmp, served);
+      if (run === undefined) return;
+      const { gateway, sessions, worker } = run;
       // A cluster primary only hands out connections: the serving processes are its workers.
       const tree = report.memory.gatewayRssAfterMiB?.length ?? 0;
       const processes = tree > 1 ? tree - 1 : tree;
       if (processes !== options.processes) {
         report.skipped.push(`same process count: the gateway ran ${processes} process(es), the reference server ${options.processes} (GATEWAY_PROCESSES)`);
       }
-      if (runs('worker') && workerBuilt) {
+      if (served.worker) {
         await worker?.stop();
         await part('worker case', async () => {
           report.worker = await workerCase(sim, redis.url, gateway, sessions, options, 1);
@@ -1027,9 +1137,6 @@ async function main(): Promise<void> {
       await gateway.service.stop();
     });
   }
-  // The yardstick again, right after the gateway cases: the box's speed drifts by tens of percent
-  // within a run, and the ratios use the mean of both reference runs.
-  if (runs('reference') && runs('gateway')) await part('reference case (b), after', () => referenceCase(sim, redis.url, options, 'reference.bet.after', options.duration / 2));
   if (gatewayBuilt) {
     if (runs('tls')) await part('TLS cases (HTTP/1.1, HTTP/2)', () => tlsCases(redis.url, options, report, tmp));
     if (options.profile) await part('profile', () => profileCase(sim, redis.url, options, report, tmp));
@@ -1049,10 +1156,17 @@ async function main(): Promise<void> {
 
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  // `on`, not `once`: a second signal (a second Ctrl-C, a wrapper relaying one) must not end the
+  // process before the cleanup has stopped every child and dropped the throwaway database (with
+  // no listener left, tsx's preflight would end it at once).
+  process.on(signal, () => {
+    if (interrupted) {
+      log(`${signal}: still stopping`);
+      return;
+    }
     interrupted = true;
     log(`${signal}: stopping every child`);
-    void cleanupAll().then(() => process.exit(130));
+    void cleanupAll().then(() => process.exit(128 + osConstants.signals[signal]));
   });
 }
 

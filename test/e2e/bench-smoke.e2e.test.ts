@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { serverEnv } from '../../bench/env';
 import { runLoad } from '../../bench/load';
 import { CREDENTIALS, Ids, PlacedQueue, authenticateBody, engineRequests, identities, walletHeaders } from '../../bench/requests';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
@@ -31,19 +32,7 @@ beforeAll(async () => {
   ref = new Child({
     name: 'reference server',
     args: tsEntry('bench/reference-server.ts'),
-    env: {
-      ...baseEnv(),
-      PORT: String(port),
-      REDIS_URL: redisUrl(),
-      QUEUE_PREFIX: prefix,
-      WALLET_BASE_URL: sim.url,
-      WALLET_BASIC_USER: CREDENTIALS.basicUser,
-      WALLET_BASIC_PASSWORD: CREDENTIALS.basicPassword,
-      WALLET_SIGNING_SECRET: CREDENTIALS.signingSecret,
-      PROVIDER_ID: CREDENTIALS.providerId,
-      ENGINE_API_KEY: CREDENTIALS.engineKey,
-      GATEWAY_PROCESSES: '1',
-    },
+    env: { ...baseEnv(), ...serverEnv({ port, redisUrl: redisUrl(), prefix, walletUrl: sim.url, processes: 1 }) },
   });
   await ref.start();
   await waitFor('reference server', async () => (await fetch(`${url}/healthz`)).status === 200, 20_000, { alive: () => ref.isRunning(), context: () => ref.output() });

@@ -32,16 +32,9 @@ function report(cases: Record<string, CaseResult>, memory: BenchReport['memory']
 
 const target = (r: BenchReport, prefix: string) => derive(r).targets.find((t) => t.name.startsWith(prefix));
 
-it('divides by the mean of the reference runs before and after the gateway cases', () => {
-  const r = report({ 'reference.bet': load(3000), 'reference.bet.after': load(2000), 'gateway.bet': load(1900), 'gateway.balance': load(1400) });
-  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.76);
-  expect(target(r, 'gateway bet')?.met).toBe(true);
-});
-
-it('uses the one reference run there is', () => {
-  const r = report({ 'reference.bet': load(3000), 'gateway.bet': load(2200) });
-  expect(derive(r).ratios['gateway.bet / reference.bet']).toBe(0.73);
-  expect(target(r, 'gateway bet')?.met).toBe(false);
+it('judges bet throughput against the reference bet of the same run', () => {
+  expect(target(report({ 'reference.bet': load(2500), 'gateway.bet': load(1900) }), 'gateway bet')).toMatchObject({ value: 0.76, met: true });
+  expect(target(report({ 'reference.bet': load(3000), 'gateway.bet': load(2200) }), 'gateway bet')).toMatchObject({ value: 0.73, met: false });
 });
 
 it('judges balance throughput against the reference balance of the same run', () => {
@@ -52,8 +45,7 @@ it('judges balance throughput against the reference balance of the same run', ()
 it('compares CPU per request of the server and of Redis with the reference of the same operation', () => {
   const box = (redis: number) => ({ boxCpuUsPerRequest: { serverSystem: 10, redis, loadGenerator: 100 } });
   const r = report({
-    'reference.bet': load(3000, { serverCpuUsPerRequest: 300, ...box(50) }),
-    'reference.bet.after': load(2000, { serverCpuUsPerRequest: 500, ...box(70) }),
+    'reference.bet': load(2500, { serverCpuUsPerRequest: 400, ...box(60) }),
     'reference.balance': load(4000, { serverCpuUsPerRequest: 200, ...box(20) }),
     'reference.win': load(2500, { serverCpuUsPerRequest: 400, ...box(60) }),
     'gateway.bet': load(2000, { serverCpuUsPerRequest: 600, ...box(150) }),
@@ -61,14 +53,39 @@ it('compares CPU per request of the server and of Redis with the reference of th
     'gateway.win': load(2000, { serverCpuUsPerRequest: 500, ...box(120) }),
   });
   const cpu = derive(r).cpuVsReference;
-  // The reference bet is the mean of its runs before and after the gateway cases.
-  expect(cpu.bet).toEqual({ gatewayServer: 600, referenceServer: 400, server: 1.5, gatewayRedis: 150, referenceRedis: 60, redis: 2.5, throughput: 0.8 });
+  expect(cpu.bet).toEqual({
+    gatewayServer: 600,
+    referenceServer: 400,
+    server: 1.5,
+    gatewayRedis: 150,
+    referenceRedis: 60,
+    redis: 2.5,
+    throughput: 0.8,
+    // Measured without slices: no spread to show.
+    spread: { server: null, redis: null, throughput: null },
+  });
   expect(cpu.win).toMatchObject({ server: 1.25, redis: 2, throughput: 0.8 });
   expect(target(r, 'gateway server CPU per bet')).toMatchObject({ value: 1.5, met: true });
   expect(target(r, 'gateway server CPU per balance')).toMatchObject({ value: 1.6, met: false });
   expect(target(r, 'Redis CPU per bet')).toMatchObject({ value: 2.5, met: true });
   expect(target(r, 'Redis CPU per balance')).toMatchObject({ value: 1.55, met: false });
-  expect(render(r)).toMatch(/\nbet +600 +400 +1\.5 +150 +60 +2\.5 +0\.8\n/);
+  expect(render(r)).toMatch(/\nbet +600 +400 +1\.5 +n\/a +150 +60 +2\.5 +n\/a +0\.8 +n\/a\n/);
+});
+
+it('gives the spread of each ratio over the slice pairs that ran back to back, beside the ratio of the sums', () => {
+  const slice = (rps: number, serverCpuUsPerRequest: number, redisCpuUsPerRequest: number | null) => ({ requests: rps * 3, rps, serverCpuUsPerRequest, redisCpuUsPerRequest });
+  const box = (redis: number) => ({ boxCpuUsPerRequest: { serverSystem: 10, redis, loadGenerator: 100 } });
+  const r = report({
+    'reference.bet': load(2500, { serverCpuUsPerRequest: 400, ...box(60), slices: [slice(2400, 380, 50), slice(2600, 420, 70), slice(2500, 400, 60)] }),
+    // The third slice's Redis figure is missing: that pair is left out of the Redis spread only.
+    'gateway.bet': load(2000, { serverCpuUsPerRequest: 600, ...box(150), slices: [slice(1800, 600, 150), slice(2100, 560, 140), slice(2100, 640, null)] }),
+  });
+  expect(derive(r).cpuVsReference.bet).toMatchObject({
+    server: 1.5,
+    spread: { server: { min: 1.33, max: 1.6 }, redis: { min: 2, max: 3 }, throughput: { min: 0.75, max: 0.84 } },
+  });
+  expect(render(r)).toMatch(/\nbet +600 +400 +1\.5 +1\.33–1\.6 +150 +60 +2\.5 +2–3 +0\.8 +0\.75–0\.84\n/);
+  expect(render(r)).toContain('in 3 alternating slices each');
 });
 
 it('holds the fixed-rate case\'s slowest request to 250 ms', () => {
