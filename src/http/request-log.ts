@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Response } from 'express';
 import { performance } from 'node:perf_hooks';
-import { unredactedSibling, type Logger } from '../observability/logger';
+import { lineWriter, logNumber, logString, type Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 
 /**
@@ -35,17 +35,18 @@ export function pathOnly(url: string | undefined): string {
 
 export function requestLog(logger: Logger, metrics: Metrics | undefined): RequestLog {
   // Every field is picked one by one (ids, status, a path without its query): no redaction pass.
-  const log = unredactedSibling(logger);
+  const lines = lineWriter(logger);
   return (line) => {
     metrics?.engineRequests.inc({ route: line.route, status: String(line.status) });
-    log[!line.answered || line.status >= 500 ? 'error' : 'info'](
-      {
-        request_id: line.requestId,
-        wallet: line.wallet,
-        req: { method: line.method, path: line.path },
-        res: { status: line.status },
-        responseTime: Math.round((performance.now() - line.startedAt) * 10) / 10,
-      },
+    const level = !line.answered || line.status >= 500 ? 'error' : 'info';
+    if (!lines.enabled(level)) return;
+    const wallet = line.wallet === undefined ? '' : `,"wallet":${logString(line.wallet)}`;
+    // req and res are written as JSON.stringify writes the objects pino was given.
+    const method = line.method === undefined ? '' : `"method":${JSON.stringify(line.method)},`;
+    const responseTime = Math.round((performance.now() - line.startedAt) * 10) / 10;
+    lines.write(
+      level,
+      `,"request_id":${logString(line.requestId)}${wallet},"req":{${method}"path":${JSON.stringify(line.path)}},"res":{"status":${logNumber(line.status)}},"responseTime":${logNumber(responseTime)}`,
       line.answered ? 'request completed' : 'request aborted',
     );
   };

@@ -69,8 +69,60 @@ function traceIds(): object {
   return { trace_id: traceId, span_id: spanId };
 }
 
+/**
+ * Lines gathered into batches of about `bytes` before they reach stdout's sonic-boom, one string per
+ * batch. Not sonic-boom's own batching (minLength): it measures its whole pending batch again for
+ * each line it appends (Buffer.byteLength of a growing concatenation, flattened anew each time),
+ * which cost ~3 µs of CPU and a few KiB of garbage per line; here a line is one array push. Every
+ * line of the logger goes through here, so lines keep their order; a flush, and the process's exit,
+ * hand the batch under way to sonic-boom first.
+ */
+class LineBatches {
+  private pending: string[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly out: ReturnType<typeof pino.destination>,
+    private readonly bytes: number,
+  ) {
+    process.once('exit', () => this.flushSync());
+  }
+
+  write(line: string): void {
+    this.pending.push(line);
+    this.size += line.length;
+    if (this.size >= this.bytes) this.handOver();
+  }
+
+  flush(done?: (err?: Error) => void): void {
+    this.handOver();
+    this.out.flush(done);
+  }
+
+  flushSync(): void {
+    this.handOver();
+    this.out.flushSync();
+  }
+
+  private handOver(): void {
+    if (this.pending.length === 0) return;
+    const batch = this.pending.join('');
+    this.pending = [];
+    this.size = 0;
+    this.out.write(batch);
+  }
+}
+
+/** Lines onto `out` in batches of about `bytes` (LineBatches). */
+export const batchedLines = (out: ReturnType<typeof pino.destination>, bytes: number): pino.DestinationStream => new LineBatches(out, bytes);
+
+function stdoutDestination(bufferBytes: number): pino.DestinationStream {
+  const out = pino.destination({ dest: 1, sync: false });
+  return bufferBytes === 0 ? out : batchedLines(out, bufferBytes);
+}
+
 export function createLogger(options: LoggerOptions): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: options.bufferBytes ?? 0 });
+  const destination = options.destination ?? stdoutDestination(options.bufferBytes ?? 0);
   return pino(
     {
       name: options.name,
@@ -102,10 +154,10 @@ export function createBusyLogger(options: Pick<LoggerOptions, 'level' | 'name' |
 }
 
 /**
- * The same destination, level, bound fields and trace ids without the redaction pass, for the two lines
- * written per request (the request line, the wallet-call line) only. Their fields are picked one by
- * one — ids, codes, timings, a path without its query — so nothing there can hold a token, a body or
- * a header, and redaction with wildcard paths costs more than the rest of such a line (≈5 µs of 8).
+ * The same destination, level, bound fields and trace ids without the redaction pass, for the lines
+ * of a retry in the worker. Their fields are picked one by one — ids, codes, states — so nothing
+ * there can hold a token, a body or a header, and redaction with wildcard paths costs more than the
+ * rest of such a line (≈5 µs of 8).
  */
 export function unredactedSibling(logger: Logger): Logger {
   const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
@@ -113,3 +165,70 @@ export function unredactedSibling(logger: Logger): Logger {
   const { pid, ...bindings } = logger.bindings() as { pid?: number } & Record<string, unknown>;
   return pino({ level: logger.level, base: { pid: pid ?? process.pid }, ...(mixin === undefined ? {} : { mixin }) }, stream).child(bindings);
 }
+
+export type LineLevel = 'info' | 'warn' | 'error';
+
+/**
+ * Writes the two lines of a fixed shape that come per request (the request line, the wallet-call
+ * line) by hand, onto the logger's own destination, byte for byte what pino writes for the same
+ * fields (test/unit/log-lines.test.ts compares the two): pino's per-line work (its key walk,
+ * serializer and stringifier lookups, message formatting) and its redaction pass cost more than
+ * such a line itself. The caller picks every field one by one — ids, codes, timings, a path
+ * without its query — so nothing there can hold a token, a body or a header.
+ */
+export interface LineWriter {
+  /** The logger writes lines of this level (its level now). */
+  enabled(level: LineLevel): boolean;
+  /**
+   * `{"level":N,"time":T` + the logger's bound fields + the trace ids (tracing on) + `fields` +
+   * `,"msg":…}`. `fields` is `,"key":value…` built with logString, logNumber and JSON.stringify.
+   */
+  write(level: LineLevel, fields: string, msg: string): void;
+}
+
+export function lineWriter(logger: Logger): LineWriter {
+  const internals = logger as unknown as Record<symbol, unknown>;
+  const stream = internals[pino.symbols.streamSym] as pino.DestinationStream;
+  const bindings = internals[pino.symbols.chindingsSym] as string;
+  const mixin = internals[pino.symbols.mixinSym] as (() => object) | undefined;
+  const levels = logger.levels.values;
+  return {
+    enabled: (level) => levels[level]! >= logger.levelVal,
+    write(level, fields, msg) {
+      const head = `{"level":${levels[level]!},"time":${Date.now()}${bindings}`;
+      stream.write(`${head}${mixin === undefined ? '' : mixinFields(mixin())}${fields},"msg":${logString(msg)}}\n`);
+    },
+  };
+}
+
+/** A mixin's fields as pino writes them ahead of the line's own (this project's: the trace ids, or none). */
+function mixinFields(fields: object): string {
+  let out = '';
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || typeof value === 'function') continue;
+    const text = typeof value === 'string' ? logString(value) : typeof value === 'number' ? logNumber(value) : typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+    out += `,${logString(key)}:${text}`;
+  }
+  return out;
+}
+
+/** A string field or message as pino writes it: quoted with `"` and `\` escaped; JSON.stringify when longer than 100 or holding a control character. */
+export function logString(text: string): string {
+  if (text.length > 100) return JSON.stringify(text);
+  let out = '';
+  let last = 0;
+  let escaped = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 32) return JSON.stringify(text);
+    if (code === 34 || code === 92) {
+      out += `${text.slice(last, i)}\\`;
+      last = i;
+      escaped = true;
+    }
+  }
+  return `"${escaped ? out + text.slice(last) : text}"`;
+}
+
+/** A number field as pino writes it: null when not finite. */
+export const logNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
