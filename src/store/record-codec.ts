@@ -202,6 +202,24 @@ export function newRecordFields(r: NewTransaction, now: number): string[] {
   return withoutEmpty(out);
 }
 
+/**
+ * A new record as the claim's script takes it (claim-11.lua, ARGV [16..]): the values that are
+ * always there in a fixed order, their field names kept in the script, then the record's other
+ * fields as pairs (the flags that are set, the reference id, the body's pieces). The values the
+ * claim names anyway (id, kind, round id, body hash, currency, created at) are not repeated. The
+ * script stores what newRecordFields lays out, so every reader and every release's script reads
+ * one layout; the fixed values are never empty for a claim (a session's, a parsed engine call's).
+ */
+export function claimRecordValues(r: NewTransaction, now: number): string[] {
+  const f = RECORD_FIELDS;
+  const out = [r.sessionId, r.tokenRef, r.playerId, r.siteId, r.walletRoundId, r.amount, r.walletOperation, String(now)];
+  if (r.roundClosed) out.push(f.roundClosed, '1');
+  if (r.referenceTransactionId) out.push(f.referenceTransactionId, r.referenceTransactionId);
+  if (r.isCompensation) out.push(f.isCompensation, '1');
+  if (r.walletBody !== '') pushBodyPieces(out, r.walletBody);
+  return out;
+}
+
 /** The pairs whose value is not empty: a new record has nothing to delete. */
 function withoutEmpty(pairs: string[]): string[] {
   const out: string[] = [];

@@ -3,7 +3,7 @@ import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
-import { bodyPieceCount, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { bodyPieceCount, claimRecordValues, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
 import {
@@ -279,7 +279,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys,
     record.currency,
     RESERVED_ID_PREFIX,
     ledger ? (engineRequestId ?? '') : '',
-    ...newRecordFields(record, now),
+    ...claimRecordValues(record, now),
   ],
 }), { packed: true });
 

@@ -9,6 +9,7 @@ import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
 import { codedError } from '../../src/lib/error-codes';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
+import { newRecordFields, pairsToObject } from '../../src/store/record-codec';
 import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { waitFor } from '../../src/lib/wait-for';
@@ -171,6 +172,26 @@ describe('transaction store', () => {
     await txs.settle(redriven, { state: 'succeeded', expect: ['pending'], attempts: 12, lastWalletCode: 1, history: [1], balance: '95.00' });
     expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
     expect(await bodyFieldsOf('b-lp')).toEqual([]);
+  });
+
+  it('stores a claimed record field for field as newRecordFields lays it out (every reader and script reads one layout)', async () => {
+    const cases = [
+      tx('debit', 'b-layout', 'r-layout'),
+      tx('debit', 'b-layout-empty', 'r-layout-empty', { walletBody: '', roundClosed: true }),
+      tx('debit', 'b-layout-long', 'r-layout-long', { walletBody: 'z'.repeat(64 * 6 + 1) }),
+    ];
+    for (const record of cases) {
+      expect((await claim(record)).kind).toBe('claimed');
+      const stored = await redis.hgetall(keysFor(prefix).transaction(record.transactionId));
+      expect(stored).toEqual(pairsToObject(newRecordFields(record, now)));
+      expect(await txs.get(record.transactionId)).toMatchObject({ ...record, state: 'pending', attempts: 0 });
+    }
+    const bet = tx('debit', 'b-layout-2', 'r-layout-2');
+    await betApplied(bet);
+    const win = tx('credit', 'w-layout-2', 'r-layout-2', { referenceTransactionId: 'b-layout-2' });
+    expect((await claim(win)).kind).toBe('claimed');
+    // a win counts in its round (`in_round` set by the script); the rest as laid out
+    expect(await redis.hgetall(keysFor(prefix).transaction('w-layout-2'))).toEqual({ ...pairsToObject(newRecordFields(win, now)), in_round: '1' });
   });
 
   it("drops every piece of a final record's wallet body whatever body the caller holds: the stored one, none, a shorter or a longer one", async () => {

@@ -32,7 +32,18 @@
     [13]  currency
     [14]  the prefix of the ids the gateway derives (its compensations')
     [15]  the engine request's id, for the ledger's outbox entry only ('' without a ledger)
-    [16..] the new record's field/value pairs
+    The new record's other values (the script names their fields; with [1], [2], [4], [5], [6], [9],
+    [11] and [13] it stores the fields src/store/record-codec.ts newRecordFields lays out):
+    [16]  session id
+    [17]  token ref
+    [18]  player id
+    [19]  site id
+    [20]  wallet round id
+    [21]  amount as the engine sent it
+    [22]  wallet operation
+    [23]  updated at (ms)
+    [24..] the record's other fields as field/value pairs: the flags that are set (round_closed,
+          is_compensation), reference_id when there is one, and the wallet body's pieces
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -49,7 +60,7 @@ local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
 local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
 local derivedPrefix, engineRequestId = args[14], args[15]
-local FIRST_FIELD = 16
+local FIRST_PAIR = 24
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -121,12 +132,13 @@ else
   end
 end
 
-redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
+if priorCreatedAt then createdAt = priorCreatedAt end
+-- The record as newRecordFields lays it out, in one literal call: no table is built for it.
+redis.call('HSET', txKey, 'id', id, 'kind', kind, 'state', 'pending', 'session_id', args[16], 'token_ref', args[17],
+  'player_id', args[18], 'site_id', args[19], 'round_id', engineRoundId, 'wallet_round_id', args[20], 'amount', args[21],
+  'currency', currency, 'body_hash', bodyHash, 'op', args[22], 'attempts', '0', 'in_round', '0', 'created_at', createdAt,
+  'updated_at', args[23], unpack(args, FIRST_PAIR))
 if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
-if priorCreatedAt then
-  redis.call('HSET', txKey, 'created_at', priorCreatedAt)
-  createdAt = priorCreatedAt
-end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
 indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
