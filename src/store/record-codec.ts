@@ -203,7 +203,7 @@ export function newRecordFields(r: NewTransaction, now: number): string[] {
 }
 
 /**
- * A new record as the claim's script takes it (claim-11.lua, ARGV [16..]): the values that are
+ * A new record as the claim's script takes it (claim-11.lua, ARGV [17..]): the values that are
  * always there in a fixed order, their field names kept in the script, then the record's other
  * fields as pairs (the flags that are set, the reference id, the body's pieces). The values the
  * claim names anyway (id, kind, round id, body hash, currency, created at) are not repeated. The

@@ -4,6 +4,7 @@ import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
 import { bodyPieceCount, claimRecordValues, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { PLAYER_RECENT_CAP, trimsIndexes } from './record-indexes';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
 import {
@@ -24,8 +25,6 @@ import {
 
 /** Attempts one record's log keeps (a redrive's fresh budget adds up to 11 more). */
 export const ATTEMPT_LOG_CAP = 24;
-/** A player's newest transaction ids kept for the operators' "recent rounds". */
-export const PLAYER_RECENT_CAP = 200;
 
 export interface ClaimInput {
   record: NewTransaction;
@@ -279,6 +278,7 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys,
     record.currency,
     RESERVED_ID_PREFIX,
     ledger ? (engineRequestId ?? '') : '',
+    trimsIndexes(record.transactionId) ? '1' : '',
     ...claimRecordValues(record, now),
   ],
 }), { packed: true });

@@ -10,6 +10,8 @@ import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/sto
 import { codedError } from '../../src/lib/error-codes';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
 import { newRecordFields, pairsToObject } from '../../src/store/record-codec';
+import { PLAYER_RECENT_CAP, trimsIndexes } from '../../src/store/record-indexes';
+import { playerRecentRecords } from '../../src/store/record-scan';
 import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { waitFor } from '../../src/lib/wait-for';
@@ -192,6 +194,39 @@ describe('transaction store', () => {
     expect((await claim(win)).kind).toBe('claimed');
     // a win counts in its round (`in_round` set by the script); the rest as laid out
     expect(await redis.hgetall(keysFor(prefix).transaction('w-layout-2'))).toEqual({ ...pairsToObject(newRecordFields(win, now)), in_round: '1' });
+  });
+
+  it("trims the operators' indexes on the claims whose id picks it: until then entries past the retention and a player's records past the cap wait, and the reads stay the same", async () => {
+    const s = (await sessions.create({ token: 'tok-trim', playerId: '13', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
+    const keys = keysFor(prefix);
+    const bet = (id: string, createdAt: number) => tx('debit', id, `r-${id}`, { sessionId: s.sessionId, playerId: '13', tokenRef: tokenRefOf('tok-trim'), createdAt });
+    let next = 0;
+    /** The next test id that does (or does not) trim. */
+    const idThat = (trims: boolean): string => {
+      for (;;) {
+        next += 1;
+        if (trimsIndexes(`trim-${next}`) === trims) return `trim-${next}`;
+      }
+    };
+    const old = idThat(false);
+    expect((await claim(bet(old, now - 2 * 3600_000))).kind).toBe('claimed');
+    // Claims that do not trim leave the entry past the retention (its reads skip a record that expired)…
+    let at = now;
+    for (let i = 0; i < PLAYER_RECENT_CAP + 9; i += 1) expect((await claim(bet(idThat(false), (at += 1)))).kind).toBe('claimed');
+    expect(await redis.zscore(keys.timeIndex(), old)).not.toBeNull();
+    expect(await redis.zcard(keys.playerRecent('13', '7'))).toBe(PLAYER_RECENT_CAP + 10);
+    // …and a player's page still shows only the newest PLAYER_RECENT_CAP.
+    const shown = await playerRecentRecords(redis, shardLayout(prefix, 1), '13', '7', 500);
+    expect(shown).toHaveLength(PLAYER_RECENT_CAP);
+    expect(shown[0]!.createdAt).toBe(at);
+    expect(shown.at(-1)!.createdAt).toBe(at - PLAYER_RECENT_CAP + 1);
+    // The next claim that trims drops both.
+    const trimming = idThat(true);
+    expect((await claim(bet(trimming, (at += 1)))).kind).toBe('claimed');
+    expect(await redis.zscore(keys.timeIndex(), old)).toBeNull();
+    expect(await redis.zcard(keys.playerRecent('13', '7'))).toBe(PLAYER_RECENT_CAP);
+    expect(await redis.zrevrange(keys.playerRecent('13', '7'), 0, 0)).toEqual([trimming]);
+    expect(await redis.ttl(keys.playerRecent('13', '7'))).toBeGreaterThan(3000);
   });
 
   it("drops every piece of a final record's wallet body whatever body the caller holds: the stored one, none, a shorter or a longer one", async () => {

@@ -32,17 +32,18 @@
     [13]  currency
     [14]  the prefix of the ids the gateway derives (its compensations')
     [15]  the engine request's id, for the ledger's outbox entry only ('' without a ledger)
+    [16]  trim the operators' indexes: '1' | '' (includes/record-indexes)
     The new record's other values (the script names their fields; with [1], [2], [4], [5], [6], [9],
     [11] and [13] it stores the fields src/store/record-codec.ts newRecordFields lays out):
-    [16]  session id
-    [17]  token ref
-    [18]  player id
-    [19]  site id
-    [20]  wallet round id
-    [21]  amount as the engine sent it
-    [22]  wallet operation
-    [23]  updated at (ms)
-    [24..] the record's other fields as field/value pairs: the flags that are set (round_closed,
+    [17]  session id
+    [18]  token ref
+    [19]  player id
+    [20]  site id
+    [21]  wallet round id
+    [22]  amount as the engine sent it
+    [23]  wallet operation
+    [24]  updated at (ms)
+    [25..] the record's other fields as field/value pairs: the flags that are set (round_closed,
           is_compensation), reference_id when there is one, and the wallet body's pieces
 
   Output:
@@ -60,7 +61,8 @@ local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
 local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
 local derivedPrefix, engineRequestId = args[14], args[15]
-local FIRST_PAIR = 24
+local trimIndexes = args[16] == '1'
+local FIRST_PAIR = 25
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -134,13 +136,13 @@ end
 
 if priorCreatedAt then createdAt = priorCreatedAt end
 -- The record as newRecordFields lays it out, in one literal call: no table is built for it.
-redis.call('HSET', txKey, 'id', id, 'kind', kind, 'state', 'pending', 'session_id', args[16], 'token_ref', args[17],
-  'player_id', args[18], 'site_id', args[19], 'round_id', engineRoundId, 'wallet_round_id', args[20], 'amount', args[21],
-  'currency', currency, 'body_hash', bodyHash, 'op', args[22], 'attempts', '0', 'in_round', '0', 'created_at', createdAt,
-  'updated_at', args[23], unpack(args, FIRST_PAIR))
+redis.call('HSET', txKey, 'id', id, 'kind', kind, 'state', 'pending', 'session_id', args[17], 'token_ref', args[18],
+  'player_id', args[19], 'site_id', args[20], 'round_id', engineRoundId, 'wallet_round_id', args[21], 'amount', args[22],
+  'currency', currency, 'body_hash', bodyHash, 'op', args[23], 'attempts', '0', 'in_round', '0', 'created_at', createdAt,
+  'updated_at', args[24], unpack(args, FIRST_PAIR))
 if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
-indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
+indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap, trimIndexes)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
 -- the wallet would refuse their retries once the round is closed.
 local deferred = kind ~= 'debit' and closesRound and tonumber(open or '0') > 0
