@@ -95,7 +95,8 @@ local sessionState = session[1]
 if not sessionState then return {'session_not_found'} end
 if sessionState == 'ended' or (kind == 'debit' and sessionState ~= 'open') then return {'session_ended'} end
 -- Once the token's terminate is decided, nothing new may need the token (contract 5.6).
-if redis.call('HGET', tokenKey, 'state') then return {'session_ended'} end
+local token = redis.call('HMGET', tokenKey, 'state', 'ending')
+if token[1] then return {'session_ended'} end
 
 local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open', 'wins')
 local bet, betRound, betAmount, closedBy, rollback, open, wins = round[1], round[2], round[3], round[4], round[5], round[6], round[7]
@@ -165,7 +166,8 @@ redis.call('EXPIRE', roundKey, retentionSeconds)
 -- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
 if sessionTtl ~= '' and sessionState ~= 'ending' then
   redis.call('EXPIRE', sessionKey, sessionTtl)
-  renewToken(tokenKey, tokenSessionsKey, sessionTtl)
+  -- The token's hash as read above: nothing in this step changes it.
+  renewUnlessHeld(tokenKey, tokenSessionsKey, sessionTtl, token[1], token[2])
 end
 local balance = session[2] or '0'
 if deferred then return {'deferred', balance} end
