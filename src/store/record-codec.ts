@@ -229,9 +229,18 @@ function withoutEmpty(pairs: string[]): string[] {
 
 /** The fields an update sets, as HSET field/value pairs. */
 export function updateFields(u: RecordUpdate, now: number): string[] {
+  const out: string[] = [RECORD_FIELDS.updatedAt, String(now)];
+  if (u.state !== undefined) out.push(RECORD_FIELDS.state, u.state);
+  return pushUpdate(out, u);
+}
+
+/** The fields an update sets besides its time and state, which the settle's script writes from its own arguments (settle-15.lua). */
+export function settleFields(u: RecordUpdate): string[] {
+  return pushUpdate([], u);
+}
+
+function pushUpdate(out: string[], u: RecordUpdate): string[] {
   const f = RECORD_FIELDS;
-  const out: string[] = [f.updatedAt, String(now)];
-  if (u.state !== undefined) out.push(f.state, u.state);
   if (u.attempts !== undefined) out.push(f.attempts, String(u.attempts));
   if (u.lastWalletCode !== undefined) out.push(f.lastWalletCode, u.lastWalletCode === null ? '' : String(u.lastWalletCode));
   if (u.history !== undefined) out.push(f.history, encodeHistory(u.history));

@@ -3,7 +3,7 @@ import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
-import { bodyPieceCount, claimRecordValues, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { bodyPieceCount, claimRecordValues, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, settleFields, updateFields, type RecordUpdate } from './record-codec';
 import { PLAYER_RECENT_CAP, trimsIndexes } from './record-indexes';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
@@ -334,7 +334,7 @@ const settleScript = defineScript<StoreContext & { record: SettleRef; update: Se
     refund?.tokenRef ?? '',
     NOTHING_REVERSED_NOTE,
     String(bodyPieceCount(record.walletBody ?? '')),
-    ...updateFields(update, now),
+    ...settleFields(update),
   ],
 }), { packed: true });
 
