@@ -202,6 +202,24 @@ export function newRecordFields(r: NewTransaction, now: number): string[] {
   return withoutEmpty(out);
 }
 
+/**
+ * A new record as the claim's script takes it (claim-11.lua, ARGV [17..]): the values that are
+ * always there in a fixed order, their field names kept in the script, then the record's other
+ * fields as pairs (the flags that are set, the reference id, the body's pieces). The values the
+ * claim names anyway (id, kind, round id, body hash, currency, created at) are not repeated. The
+ * script stores what newRecordFields lays out, so every reader and every release's script reads
+ * one layout; the fixed values are never empty for a claim (a session's, a parsed engine call's).
+ */
+export function claimRecordValues(r: NewTransaction, now: number): string[] {
+  const f = RECORD_FIELDS;
+  const out = [r.sessionId, r.tokenRef, r.playerId, r.siteId, r.walletRoundId, r.amount, r.walletOperation, String(now)];
+  if (r.roundClosed) out.push(f.roundClosed, '1');
+  if (r.referenceTransactionId) out.push(f.referenceTransactionId, r.referenceTransactionId);
+  if (r.isCompensation) out.push(f.isCompensation, '1');
+  if (r.walletBody !== '') pushBodyPieces(out, r.walletBody);
+  return out;
+}
+
 /** The pairs whose value is not empty: a new record has nothing to delete. */
 function withoutEmpty(pairs: string[]): string[] {
   const out: string[] = [];
@@ -211,9 +229,18 @@ function withoutEmpty(pairs: string[]): string[] {
 
 /** The fields an update sets, as HSET field/value pairs. */
 export function updateFields(u: RecordUpdate, now: number): string[] {
+  const out: string[] = [RECORD_FIELDS.updatedAt, String(now)];
+  if (u.state !== undefined) out.push(RECORD_FIELDS.state, u.state);
+  return pushUpdate(out, u);
+}
+
+/** The fields an update sets besides its time and state, which the settle's script writes from its own arguments (settle-15.lua). */
+export function settleFields(u: RecordUpdate): string[] {
+  return pushUpdate([], u);
+}
+
+function pushUpdate(out: string[], u: RecordUpdate): string[] {
   const f = RECORD_FIELDS;
-  const out: string[] = [f.updatedAt, String(now)];
-  if (u.state !== undefined) out.push(f.state, u.state);
   if (u.attempts !== undefined) out.push(f.attempts, String(u.attempts));
   if (u.lastWalletCode !== undefined) out.push(f.lastWalletCode, u.lastWalletCode === null ? '' : String(u.lastWalletCode));
   if (u.history !== undefined) out.push(f.history, encodeHistory(u.history));

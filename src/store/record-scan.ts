@@ -3,6 +3,7 @@ import type { Keys } from './keys';
 import type { ShardLayout } from './shards';
 import { decodeRecord } from './record-codec';
 import type { TransactionRecord } from './types';
+import { PLAYER_RECENT_CAP } from './record-indexes';
 
 /**
  * Reads for the operators' console, in pages: never a whole index at once. The time index and a
@@ -100,10 +101,13 @@ export async function* recordsOfIndex(redis: RedisClient, layout: ShardLayout, i
   }
 }
 
-/** A player's newest records (at most PLAYER_RECENT_CAP are indexed), newest first. */
+/**
+ * A player's newest records, newest first: at most PLAYER_RECENT_CAP, though the index may hold a
+ * few more between its trims (src/store/record-indexes.ts).
+ */
 export async function playerRecentRecords(redis: RedisClient, layout: ShardLayout, playerId: string, siteId: string, limit: number): Promise<TransactionRecord[]> {
   const keys = layout.keys(layout.shardOfPlayer(playerId, siteId));
-  return readRecords(redis, keys, await redis.zrevrange(keys.playerRecent(playerId, siteId), 0, limit - 1));
+  return readRecords(redis, keys, await redis.zrevrange(keys.playerRecent(playerId, siteId), 0, Math.min(limit, PLAYER_RECENT_CAP) - 1));
 }
 
 /** What operators see of a wallet token waiting for (or given up on) its terminate: never the token. */

@@ -3,7 +3,8 @@ import { RESERVED_ID_PREFIX } from '../lib/reserved-ids';
 import { spanned, tracingOn } from '../lib/tracing';
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
-import { bodyPieceCount, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, updateFields, type RecordUpdate } from './record-codec';
+import { bodyPieceCount, claimRecordValues, decodeAttempt, decodeRecord, encodeAttempt, newRecordFields, pairsToObject, settleFields, updateFields, type RecordUpdate } from './record-codec';
+import { PLAYER_RECENT_CAP, trimsIndexes } from './record-indexes';
 import { defineScript, registerScripts, runScript } from './scripts';
 import type { ShardLayout } from './shards';
 import {
@@ -24,8 +25,6 @@ import {
 
 /** Attempts one record's log keeps (a redrive's fresh budget adds up to 11 more). */
 export const ATTEMPT_LOG_CAP = 24;
-/** A player's newest transaction ids kept for the operators' "recent rounds". */
-export const PLAYER_RECENT_CAP = 200;
 
 export interface ClaimInput {
   record: NewTransaction;
@@ -279,7 +278,8 @@ const claimScript = defineScript<StoreContext & ClaimInput>('claim-11', ({ keys,
     record.currency,
     RESERVED_ID_PREFIX,
     ledger ? (engineRequestId ?? '') : '',
-    ...newRecordFields(record, now),
+    trimsIndexes(record.transactionId) ? '1' : '',
+    ...claimRecordValues(record, now),
   ],
 }), { packed: true });
 
@@ -334,7 +334,7 @@ const settleScript = defineScript<StoreContext & { record: SettleRef; update: Se
     refund?.tokenRef ?? '',
     NOTHING_REVERSED_NOTE,
     String(bodyPieceCount(record.walletBody ?? '')),
-    ...updateFields(update, now),
+    ...settleFields(update),
   ],
 }), { packed: true });
 

@@ -9,6 +9,9 @@ import { closeRedis, createRedis } from '../../src/store/redis';
 import { createSessionStore, tokenRefOf, type SessionStore } from '../../src/store/sessions';
 import { codedError } from '../../src/lib/error-codes';
 import { createTransactionStore, type TransactionStore } from '../../src/store/transactions';
+import { newRecordFields, pairsToObject } from '../../src/store/record-codec';
+import { PLAYER_RECENT_CAP, trimsIndexes } from '../../src/store/record-indexes';
+import { playerRecentRecords } from '../../src/store/record-scan';
 import type { NewTransaction } from '../../src/store/types';
 import { encodeRequest } from '../../src/wallet/protocol';
 import { waitFor } from '../../src/lib/wait-for';
@@ -171,6 +174,59 @@ describe('transaction store', () => {
     await txs.settle(redriven, { state: 'succeeded', expect: ['pending'], attempts: 12, lastWalletCode: 1, history: [1], balance: '95.00' });
     expect(await redis.object('ENCODING', keysFor(prefix).transaction('b-lp'))).toBe('listpack');
     expect(await bodyFieldsOf('b-lp')).toEqual([]);
+  });
+
+  it('stores a claimed record field for field as newRecordFields lays it out (every reader and script reads one layout)', async () => {
+    const cases = [
+      tx('debit', 'b-layout', 'r-layout'),
+      tx('debit', 'b-layout-empty', 'r-layout-empty', { walletBody: '', roundClosed: true }),
+      tx('debit', 'b-layout-long', 'r-layout-long', { walletBody: 'z'.repeat(64 * 6 + 1) }),
+    ];
+    for (const record of cases) {
+      expect((await claim(record)).kind).toBe('claimed');
+      const stored = await redis.hgetall(keysFor(prefix).transaction(record.transactionId));
+      expect(stored).toEqual(pairsToObject(newRecordFields(record, now)));
+      expect(await txs.get(record.transactionId)).toMatchObject({ ...record, state: 'pending', attempts: 0 });
+    }
+    const bet = tx('debit', 'b-layout-2', 'r-layout-2');
+    await betApplied(bet);
+    const win = tx('credit', 'w-layout-2', 'r-layout-2', { referenceTransactionId: 'b-layout-2' });
+    expect((await claim(win)).kind).toBe('claimed');
+    // a win counts in its round (`in_round` set by the script); the rest as laid out
+    expect(await redis.hgetall(keysFor(prefix).transaction('w-layout-2'))).toEqual({ ...pairsToObject(newRecordFields(win, now)), in_round: '1' });
+  });
+
+  it("trims the operators' indexes on the claims whose id picks it: until then entries past the retention and a player's records past the cap wait, and the reads stay the same", async () => {
+    const s = (await sessions.create({ token: 'tok-trim', playerId: '13', siteId: '7', currency: 'EUR', gameId: 'g', balance: '100.00' }, now, DEFAULT_TOKEN_SESSION_CAP)).session!;
+    const keys = keysFor(prefix);
+    const bet = (id: string, createdAt: number) => tx('debit', id, `r-${id}`, { sessionId: s.sessionId, playerId: '13', tokenRef: tokenRefOf('tok-trim'), createdAt });
+    let next = 0;
+    /** The next test id that does (or does not) trim. */
+    const idThat = (trims: boolean): string => {
+      for (;;) {
+        next += 1;
+        if (trimsIndexes(`trim-${next}`) === trims) return `trim-${next}`;
+      }
+    };
+    const old = idThat(false);
+    expect((await claim(bet(old, now - 2 * 3600_000))).kind).toBe('claimed');
+    // Claims that do not trim leave the entry past the retention (its reads skip a record that expired)…
+    let at = now;
+    for (let i = 0; i < PLAYER_RECENT_CAP + 9; i += 1) expect((await claim(bet(idThat(false), (at += 1)))).kind).toBe('claimed');
+    expect(await redis.zscore(keys.timeIndex(), old)).not.toBeNull();
+    expect(await redis.zcard(keys.playerRecent('13', '7'))).toBe(PLAYER_RECENT_CAP + 10);
+    // …and a player's page still shows only the newest PLAYER_RECENT_CAP.
+    const shown = await playerRecentRecords(redis, shardLayout(prefix, 1), '13', '7', 500);
+    expect(shown).toHaveLength(PLAYER_RECENT_CAP);
+    expect(shown[0]!.createdAt).toBe(at);
+    expect(shown.at(-1)!.createdAt).toBe(at - PLAYER_RECENT_CAP + 1);
+    // The next claim that trims drops both.
+    const trimming = idThat(true);
+    expect((await claim(bet(trimming, (at += 1)))).kind).toBe('claimed');
+    expect(await redis.zscore(keys.timeIndex(), old)).toBeNull();
+    expect(await redis.zcard(keys.playerRecent('13', '7'))).toBe(PLAYER_RECENT_CAP);
+    expect(await redis.zrevrange(keys.playerRecent('13', '7'), 0, 0)).toEqual([trimming]);
+    expect(await redis.ttl(keys.playerRecent('13', '7'))).toBeGreaterThan(3000);
   });
 
   it("drops every piece of a final record's wallet body whatever body the caller holds: the stored one, none, a shorter or a longer one", async () => {

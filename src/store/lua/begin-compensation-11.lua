@@ -103,7 +103,8 @@ end
 if result == 'created' and redis.call('EXISTS', compKey) == 0 then
   redis.call('HSET', compKey, unpack(ARGV, firstCompField))
   addPending(pendingKey, tokenPendingKey, compId, leaseUntil)
-  indexRecord(timeKey, playerKey, compId, createdAt, retentionSeconds, playerCap)
+  -- A compensation is rare: it always trims.
+  indexRecord(timeKey, playerKey, compId, createdAt, retentionSeconds, playerCap, true)
   redis.call('HSET', compKey, 'in_round', '1')
   redis.call('HINCRBY', roundKey, 'open', 1)
   redis.call('HSET', roundKey, 'rollback', compId, 'closed_by', compId)

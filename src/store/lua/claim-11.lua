@@ -32,7 +32,19 @@
     [13]  currency
     [14]  the prefix of the ids the gateway derives (its compensations')
     [15]  the engine request's id, for the ledger's outbox entry only ('' without a ledger)
-    [16..] the new record's field/value pairs
+    [16]  trim the operators' indexes: '1' | '' (includes/record-indexes)
+    The new record's other values (the script names their fields; with [1], [2], [4], [5], [6], [9],
+    [11] and [13] it stores the fields src/store/record-codec.ts newRecordFields lays out):
+    [17]  session id
+    [18]  token ref
+    [19]  player id
+    [20]  site id
+    [21]  wallet round id
+    [22]  amount as the engine sent it
+    [23]  wallet operation
+    [24]  updated at (ms)
+    [25..] the record's other fields as field/value pairs: the flags that are set (round_closed,
+          is_compensation), reference_id when there is one, and the wallet body's pieces
 
   Output:
     {refusal}                        conflict | session_not_found | session_ended | round_closed |
@@ -49,7 +61,8 @@ local kind, bodyHash, leaseUntil, closesRound = args[1], args[2], args[3], args[
 local referenceId, engineRoundId, amount = args[5], args[6], args[7]
 local retentionSeconds, id, sessionTtl, createdAt, playerCap, currency = args[8], args[9], args[10], args[11], args[12], args[13]
 local derivedPrefix, engineRequestId = args[14], args[15]
-local FIRST_FIELD = 16
+local trimIndexes = args[16] == '1'
+local FIRST_PAIR = 25
 
 --- @include "includes/pending-index"
 --- @include "includes/renew-token"
@@ -82,7 +95,8 @@ local sessionState = session[1]
 if not sessionState then return {'session_not_found'} end
 if sessionState == 'ended' or (kind == 'debit' and sessionState ~= 'open') then return {'session_ended'} end
 -- Once the token's terminate is decided, nothing new may need the token (contract 5.6).
-if redis.call('HGET', tokenKey, 'state') then return {'session_ended'} end
+local token = redis.call('HMGET', tokenKey, 'state', 'ending')
+if token[1] then return {'session_ended'} end
 
 local round = redis.call('HMGET', roundKey, 'bet', 'bet_round', 'bet_amount', 'closed_by', 'rollback', 'open', 'wins')
 local bet, betRound, betAmount, closedBy, rollback, open, wins = round[1], round[2], round[3], round[4], round[5], round[6], round[7]
@@ -121,14 +135,15 @@ else
   end
 end
 
-redis.call('HSET', txKey, unpack(args, FIRST_FIELD))
+if priorCreatedAt then createdAt = priorCreatedAt end
+-- The record as newRecordFields lays it out, in one literal call: no table is built for it.
+redis.call('HSET', txKey, 'id', id, 'kind', kind, 'state', 'pending', 'session_id', args[17], 'token_ref', args[18],
+  'player_id', args[19], 'site_id', args[20], 'round_id', engineRoundId, 'wallet_round_id', args[21], 'amount', args[22],
+  'currency', currency, 'body_hash', bodyHash, 'op', args[23], 'attempts', '0', 'in_round', '0', 'created_at', createdAt,
+  'updated_at', args[24], unpack(args, FIRST_PAIR))
 if priorChanges then redis.call('HSET', txKey, 'change_no', priorChanges) end
-if priorCreatedAt then
-  redis.call('HSET', txKey, 'created_at', priorCreatedAt)
-  createdAt = priorCreatedAt
-end
 addPending(pendingKey, tokenPendingKey, id, leaseUntil)
-indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap)
+indexRecord(timeKey, playerKey, id, createdAt, retentionSeconds, playerCap, trimIndexes)
 -- A call that closes the round must not overtake earlier credits/rollbacks still pending in it:
 -- the wallet would refuse their retries once the round is closed.
 local deferred = kind ~= 'debit' and closesRound and tonumber(open or '0') > 0
@@ -151,7 +166,8 @@ redis.call('EXPIRE', roundKey, retentionSeconds)
 -- The session's sliding expiry, as the session store's touch renews it (an ending session has none).
 if sessionTtl ~= '' and sessionState ~= 'ending' then
   redis.call('EXPIRE', sessionKey, sessionTtl)
-  renewToken(tokenKey, tokenSessionsKey, sessionTtl)
+  -- The token's hash as read above: nothing in this step changes it.
+  renewUnlessHeld(tokenKey, tokenSessionsKey, sessionTtl, token[1], token[2])
 end
 local balance = session[2] or '0'
 if deferred then return {'deferred', balance} end

@@ -77,7 +77,8 @@
     [21]  the note a refund with nothing to reverse gets
     [22]  how many pieces the record's wallet body is stored in, as the caller knows it ('0' = not
           known): a final record's pieces then go in one HDEL (includes/drop-body)
-    [23..] field/value pairs to set (an empty value deletes the field)
+    [23..] field/value pairs to set besides `updated_at` ([8]) and `state` ([2]) (an empty value
+          deletes the field)
 
   Output: 1 applied, 0 not (missing, not in an expected state, or the debit is not as [17] asks),
   and, with nothing done:
@@ -141,7 +142,7 @@ if refusedForGood then
   end
 end
 
-setFields(txKey, args, FIRST_FIELD, #args)
+setFields(txKey, args, FIRST_FIELD, #args, 'updated_at', now, 'state', newState)
 if newState == 'dead' then
   redis.call('ZREM', pendingKey, id)
   redis.call('SADD', tokenPendingKey, id)

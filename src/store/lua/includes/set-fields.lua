@@ -1,9 +1,10 @@
 --[[
-  Writes the field/value pairs list[from .. to] of a record. An empty value is the record codec's
-  "absent" (src/store/record-codec.ts): its field is deleted, not stored.
+  Writes the field/value pairs list[from .. to] of a record, and the pairs given after them (none
+  empty). An empty value is the record codec's "absent" (src/store/record-codec.ts): its field is
+  deleted, not stored.
 ]]
-local function setFields(key, list, from, to)
-  local set, gone = {}, {}
+local function setFields(key, list, from, to, ...)
+  local set, gone = {...}, {}
   for i = from, to - 1, 2 do
     if list[i + 1] == '' then
       gone[#gone + 1] = list[i]
