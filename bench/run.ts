@@ -509,6 +509,19 @@ async function startReferenceSide(options: BenchOptions): Promise<{ side: Served
   return { side, stop };
 }
 
+/**
+ * A directory in memory (/dev/shm) where the box has one, else under `fallback`, removed at the end.
+ * The stall monitor writes there from the gateway's main thread once a second: on a disk, its
+ * rename over the last file waited for the data to reach the disk (ext4 flushes a file renamed over
+ * another), which blocked the measured loop for up to half a second and made the very stalls the
+ * monitor is there to explain.
+ */
+function memoryBackedDir(fallback: string, prefix: string): string {
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : fallback, prefix));
+  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 interface GatewayRun {
   gateway: Gateway;
   sessions: string[];
@@ -520,8 +533,7 @@ interface GatewayRun {
 
 /** The gateway (its processes watched by the stall monitor) and its worker, on the bench's simulator and Redis. */
 async function startGatewaySide(sim: Sim, redisUrl: string, options: BenchOptions, report: BenchReport, withWorker: boolean, tmp: string): Promise<GatewayRun> {
-  const stallDir = join(tmp, 'stalls');
-  mkdirSync(stallDir, { recursive: true });
+  const stallDir = memoryBackedDir(tmp, 'wgw-bench-stalls-');
   const gateway = await startGateway(sim, redisUrl, options, 'h1', ['--require', STALL_MONITOR], { BENCH_STALL_DIR: stallDir });
   const worker = withWorker ? await startWorker(sim, redisUrl, gateway, options) : undefined;
   report.memory.gatewayRssBeforeMiB = rssMiB(gateway.service.pid);

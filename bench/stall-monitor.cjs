@@ -7,7 +7,8 @@
  * CPU the process used in it and the time its main thread waited for a core (/proc/self/schedstat:
  * the kernel's run-queue delay), whenever the delay passed $BENCH_STALL_MS (default 50). A blocked
  * loop burns CPU; a process the kernel kept off the cores does not, and shows run-queue delay.
- * Everything is written to $BENCH_STALL_DIR/<pid>.json once a second (whole, then renamed).
+ * Everything is written to $BENCH_STALL_DIR/<pid>.json once a second (whole, then renamed); the
+ * bench keeps that directory in memory, since a write to a disk can block the loop it watches.
  * Bench code only: src/ knows nothing of it, and production runs without it.
  */
 const { monitorEventLoopDelay, performance, PerformanceObserver, constants } = require('node:perf_hooks');
