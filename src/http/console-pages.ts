@@ -273,14 +273,24 @@ export interface RoundRows {
   readonly ledger: LedgerRead<unknown>;
 }
 
+/** The first rows of a transaction's page, alike whether Redis or the ledger holds it. */
+function headRows(
+  wallet: string,
+  t: { state: string; resolution?: string | null; kind: string; amount: string; currency: string; playerId: string; siteId: string },
+): [string, string][] {
+  return [
+    ['Wallet', esc(wallet)],
+    ['State', `${stateTag(t.state)}${t.resolution ? ` resolution: <strong>${esc(t.resolution)}</strong>` : ''}`],
+    ['Kind', esc(t.kind)],
+    ['Amount', `${esc(t.amount)} ${esc(t.currency)}`],
+    ['Player / site', `${playerLink(t.playerId, t.siteId, wallet)} / ${esc(t.siteId)}`],
+  ];
+}
+
 export function detailPage(d: TransactionDetail, round: RoundRows, adminJson: Record<string, unknown>, notice: string, now: number): string {
   const r = d.record;
   const rows: [string, string][] = [
-    ['Wallet', esc(d.wallet)],
-    ['State', `${stateTag(r.state)}${r.resolution ? ` resolution: <strong>${esc(r.resolution)}</strong>` : ''}`],
-    ['Kind', esc(r.kind)],
-    ['Amount', `${esc(r.amount)} ${esc(r.currency)}`],
-    ['Player / site', `${playerLink(r.playerId, r.siteId, d.wallet)} / ${esc(r.siteId)}`],
+    ...headRows(d.wallet, r),
     ['Round', `${esc(r.roundId)} (wallet round ${esc(r.walletRoundId)})${r.roundClosed ? ', closes it' : ''}`],
     ['Bet', r.referenceTransactionId ? txLink(r.referenceTransactionId, d.wallet) : '—'],
     ['Attempts', `${r.attempts} (history ${esc(r.history.join(', ') || '—')}; last code ${esc(r.lastWalletCode ?? '—')})`],
@@ -344,11 +354,7 @@ export function ledgerDetailPage(held: LedgerHeld, round: RoundRows, adminJson: 
   const [newest, ...earlier] = held.records;
   const t = newest!.transaction;
   const rows: [string, string][] = [
-    ['Wallet', esc(held.wallet)],
-    ['State', `${stateTag(t.state)}${t.resolution ? ` resolution: <strong>${esc(t.resolution)}</strong>` : ''}`],
-    ['Kind', esc(t.kind)],
-    ['Amount', `${esc(t.amount)} ${esc(t.currency)}`],
-    ['Player / site', `${playerLink(t.playerId, t.siteId, held.wallet)} / ${esc(t.siteId)}`],
+    ...headRows(held.wallet, t),
     ['Round', `${roundLink(t.roundId, held.wallet, t.playerId, t.siteId)} (wallet round ${esc(t.walletRoundId)})`],
     ['Bet', t.referenceId ? txLink(t.referenceId, held.wallet) : '—'],
     ['Compensation', t.compensationId ? txLink(t.compensationId, held.wallet) : '—'],
